@@ -1,0 +1,87 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "lanpush",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "lanpushd", targets: ["lanpushd"]),
+        .executable(name: "lanpush", targets: ["lanpush"]),
+        .library(name: "LanpushCore", targets: ["LanpushCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // Pure domain core: Foundation at most, no C, no I/O, clock injected.
+        .target(name: "LanpushCore"),
+
+        // The two system libraries, each seen only by its thin adapter module.
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        // No pkgConfig here: avahi-client.pc adds -D_REENTRANT, which SwiftPM rejects with a warning on
+        // every build. Its headers live in /usr/include and the modulemap links the libraries itself.
+        .systemLibrary(name: "CAvahiClient"),
+        .target(
+            name: "LanpushLWS",
+            dependencies: ["CLibWebSockets"]
+        ),
+        .target(
+            name: "LanpushAvahi",
+            dependencies: ["CAvahiClient"]
+        ),
+
+        // The gateway: config, HTTP routes, session protocol, the loop-owned hub.
+        .target(
+            name: "LanpushGateway",
+            dependencies: [
+                "LanpushCore",
+                "LanpushLWS",
+                "LanpushAvahi",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .executableTarget(
+            name: "lanpushd",
+            dependencies: [
+                "LanpushGateway",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "lanpush",
+            dependencies: [
+                "LanpushCore",
+                "LanpushAvahi",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(
+            name: "LanpushCoreTests",
+            dependencies: [
+                "LanpushCore",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "LanpushGatewayTests",
+            dependencies: ["LanpushGateway", "LanpushCore"]
+        ),
+        .testTarget(name: "LanpushAvahiTests", dependencies: ["LanpushAvahi"]),
+        .testTarget(name: "LanpushLWSTests", dependencies: ["LanpushLWS"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

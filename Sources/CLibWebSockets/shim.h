@@ -1,0 +1,38 @@
+#ifndef LANPUSH_CLIBWEBSOCKETS_SHIM_H
+#define LANPUSH_CLIBWEBSOCKETS_SHIM_H
+
+#include <libwebsockets.h>
+
+/*
+ * Macros Swift cannot import (they are computed expressions), exposed as
+ * static inline functions. Only LanpushLWS sees this module.
+ */
+
+/* Headroom lws needs in front of every buffer handed to lws_write(). */
+static inline size_t lanpush_lws_pre(void) { return LWS_PRE; }
+
+static inline uint64_t lanpush_opt_explicit_vhosts(void) { return LWS_SERVER_OPTION_EXPLICIT_VHOSTS; }
+static inline uint64_t lanpush_opt_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
+static inline uint64_t lanpush_opt_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
+static inline uint64_t lanpush_opt_disable_os_ca_certs(void) { return LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
+
+/*
+ * A timer: lws hands the sul pointer back to the callback; the owner pointer
+ * (an unretained Swift object) sits right behind it. `sul` must stay first.
+ */
+typedef struct lanpush_lws_timer {
+	lws_sorted_usec_list_t sul;
+	void *owner;
+} lanpush_lws_timer_t;
+
+static inline void *lanpush_lws_timer_owner(lws_sorted_usec_list_t *sul)
+{
+	return ((lanpush_lws_timer_t *)sul)->owner;
+}
+
+static inline lws_sorted_usec_list_t *lanpush_lws_timer_sul(lanpush_lws_timer_t *t)
+{
+	return &t->sul;
+}
+
+#endif

@@ -1,0 +1,84 @@
+/// The lifecycle rules of seed 004 and DESIGN.md §3/§10 as pure functions of (activity, input, now).
+public enum Lifecycle {
+    /// Apple ends any activity 8 hours after it started.
+    public static let maximumDuration: Double = 8 * 3600
+
+    /// Applies a live update: starts a new activity when there is none under the tag or the previous one
+    /// has ended (a live update after an end starts a new one), otherwise replaces the content.
+    public static func apply(
+        _ update: LiveUpdate, to existing: Activity?, seq: UInt64, now: Double, webhookId: String?
+    ) -> (activity: Activity, started: Bool) {
+        if var activity = existing, activity.phase.isLive {
+            activity.state = update.state
+            activity.phase = .active
+            if let stale = update.staleDate { activity.staleDate = stale }
+            if let score = update.relevanceScore { activity.relevanceScore = score }
+            activity.updatedAt = now
+            activity.lastSeq = seq
+            if let stale = activity.staleDate, stale <= now { activity.phase = .stale }
+            return (activity, false)
+        }
+        let attributes = ActivityAttributes(
+            tag: update.tag, title: update.title ?? "", startedAt: now, webhookId: webhookId)
+        var activity = Activity(
+            generation: seq, attributes: attributes, state: update.state, staleDate: update.staleDate,
+            relevanceScore: update.relevanceScore, updatedAt: now, lastSeq: seq)
+        if let stale = update.staleDate, stale <= now { activity.phase = .stale }
+        return (activity, true)
+    }
+
+    /// Ends a live activity; `nil` when there is nothing live to end.
+    public static func end(
+        _ activity: Activity, dismissal: DismissalPolicy, seq: UInt64, now: Double,
+        staleDate: Double? = nil, relevanceScore: Double? = nil
+    ) -> Activity? {
+        guard activity.phase.isLive else { return nil }
+        var ended = activity
+        ended.phase = .ended
+        ended.endedAt = now
+        ended.dismissalDate = dismissal.dismissalDate(endedAt: now)
+        if let staleDate { ended.staleDate = staleDate }
+        if let relevanceScore { ended.relevanceScore = relevanceScore }
+        ended.updatedAt = now
+        ended.lastSeq = seq
+        if let date = ended.dismissalDate, date <= now { ended.phase = .dismissed }
+        return ended
+    }
+
+    /// The transition time has brought, if any: stale date passed, 8 h ceiling reached, dismissal due.
+    public enum Transition: Sendable, Hashable {
+        case becameStale
+        case expired  // Apple's 8 h ceiling: ended with the default dismissal policy
+        case dismissed
+    }
+
+    public static func transition(of activity: Activity, now: Double) -> Transition? {
+        switch activity.phase {
+        case .active, .stale:
+            if now >= activity.attributes.startedAt + maximumDuration { return .expired }
+            if activity.phase == .active, let stale = activity.staleDate, now >= stale { return .becameStale }
+            return nil
+        case .ended:
+            if let date = activity.dismissalDate, now >= date { return .dismissed }
+            return nil
+        case .dismissed:
+            return nil
+        }
+    }
+
+    /// When `transition(of:now:)` will next return something, for timer scheduling.
+    public static func nextDeadline(of activity: Activity) -> Double? {
+        switch activity.phase {
+        case .active:
+            let ceiling = activity.attributes.startedAt + maximumDuration
+            if let stale = activity.staleDate { return min(stale, ceiling) }
+            return ceiling
+        case .stale:
+            return activity.attributes.startedAt + maximumDuration
+        case .ended:
+            return activity.dismissalDate
+        case .dismissed:
+            return nil
+        }
+    }
+}

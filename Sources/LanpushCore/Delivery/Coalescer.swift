@@ -1,0 +1,239 @@
+/// What one session still has to be sent, and the credit it has to send it with (DESIGN.md §4, §10).
+///
+/// Each tag is a slot: the server remembers what the client holds (`ClientView`) and marks the slot dirty
+/// when the device's ledger moves on. Whenever the session has credit, the dirty slot (or queued
+/// notification) holding the oldest newest-change goes out as ONE frame that takes the client from what it
+/// holds to the current state. A fast reader therefore gets every change as it happens; a slow one gets
+/// fewer, merged frames; memory is one view and one pending record per tag, never per update.
+///
+/// Frames go out in increasing seq: a slot's order key is the seq of its newest change (a slot that changes
+/// again moves to the back), notifications keep their own seq.
+public struct Coalescer: Sendable {
+    struct Pending: Sendable, Hashable {
+        var newest: UInt64
+        var oldest: UInt64
+        var allSilent: Bool
+        var alert: ActivityAlert?
+    }
+
+    public let window: Int
+    /// What the client holds, per tag.
+    public private(set) var views: [String: ClientView] = [:]
+    private var pending: [String: Pending] = [:]
+    /// FIFO of (key, tag) with lazy deletion: an entry is live only if `pending[tag].newest == key`.
+    private var order: [(key: UInt64, tag: String)] = []
+    private var orderHead = 0
+    /// Seq of the newest notification sent (or not needed by the client).
+    public private(set) var notificationCursor: UInt64
+    /// Sent, not yet acknowledged, in send order: (seq, sent at). At most `window` long.
+    private var inFlight: [(seq: UInt64, sentAt: Double)] = []
+    public private(set) var lastSentSeq: UInt64
+    public private(set) var ackedSeq: UInt64
+    /// The snapshot a `.snapshot` start begins with, built at subscribe time.
+    private var snapshot: OutboundEvent?
+    /// A `synced` frame is owed once every change up to this seq has gone out.
+    private var syncTarget: UInt64?
+
+    private init(window: Int, cursor: UInt64) {
+        self.window = max(1, window)
+        self.notificationCursor = cursor
+        self.lastSentSeq = cursor
+        self.ackedSeq = cursor
+    }
+
+    /// How a session starts: with a snapshot (first frame), or by replay from its resume point.
+    public enum Start: Sendable, Hashable {
+        case snapshot
+        case replay(from: UInt64)
+    }
+
+    /// Subscribes a session to `ledger`. With a resume point in the ledger's epoch that the history can
+    /// serve, the slots start from what the client held at that seq and only the difference is sent;
+    /// otherwise the first frame is a snapshot of every visible activity. Queued notifications the client
+    /// may not have follow (after a snapshot their seqs can be lower than the snapshot's).
+    public static func subscribe(
+        ledger: DeviceLedger, resume: (epoch: String, seq: UInt64)?, window: Int
+    ) -> (Coalescer, Start) {
+        if let resume, resume.epoch == ledger.epoch,
+            let entries = ledger.history.changes(after: resume.seq, current: ledger.seq)
+        {
+            var c = Coalescer(window: window, cursor: resume.seq)
+            var seen = Set<String>()
+            for entry in entries {
+                guard let tag = entry.tag else { continue }
+                if seen.insert(tag).inserted {
+                    if let before = entry.before { c.views[tag] = before }
+                    c.pending[tag] = Pending(newest: entry.seq, oldest: entry.seq, allSilent: false, alert: nil)
+                } else {
+                    c.pending[tag]!.newest = entry.seq
+                }
+            }
+            for activity in ledger.visibleActivities where !seen.contains(activity.tag) {
+                c.views[activity.tag] = activity.view
+            }
+            for (tag, p) in c.pending.sorted(by: { $0.value.newest < $1.value.newest }) {
+                c.order.append((p.newest, tag))
+            }
+            c.syncTarget = ledger.seq
+            return (c, .replay(from: resume.seq))
+        }
+        let floor = resume.flatMap { $0.epoch == ledger.epoch && $0.seq <= ledger.seq ? $0.seq : nil } ?? 0
+        var c = Coalescer(window: window, cursor: floor)
+        c.lastSentSeq = ledger.seq
+        c.ackedSeq = floor
+        for activity in ledger.visibleActivities { c.views[activity.tag] = activity.view }
+        c.snapshot = .snapshot(epoch: ledger.epoch, seq: ledger.seq, activities: ledger.visibleActivities)
+        c.syncTarget = ledger.seq
+        return (c, .snapshot)
+    }
+
+    /// Tells the session about an accepted change of its device. Returns true when the change merged into
+    /// one still waiting to be sent (a coalesced update).
+    @discardableResult
+    public mutating func note(_ change: Change) -> Bool {
+        guard change.isSlotChange, let tag = change.tag else { return false }  // notifications are read from the ledger
+        let merged = pending[tag] != nil
+        let silent = change.kind == .update && change.silent
+        if var p = pending[tag] {
+            p.newest = change.seq
+            p.allSilent = p.allSilent && silent
+            if let alert = change.alert { p.alert = alert }
+            pending[tag] = p
+        } else {
+            pending[tag] = Pending(newest: change.seq, oldest: change.seq, allSilent: silent, alert: change.alert)
+        }
+        order.append((change.seq, tag))
+        // A slow reader never drains `order`; rebuild it before stale entries outnumber live ones, so memory
+        // stays proportional to the number of tags, not to the number of updates.
+        if order.count - orderHead > 2 * pending.count + 16 {
+            order = pending.map { (key: $0.value.newest, tag: $0.key) }.sorted { $0.key < $1.key }
+            orderHead = 0
+        }
+        return merged
+    }
+
+    /// Entries this session holds: views, pending slots and order entries (for the O(tags) memory bound).
+    public var footprint: (views: Int, pending: Int, order: Int) {
+        (views.count, pending.count, order.count - orderHead)
+    }
+
+    public var hasCredit: Bool { inFlight.count < window }
+
+    public var unacknowledged: Int { inFlight.count }
+
+    /// When the oldest unacknowledged frame was sent (the ack timeout counts from it).
+    public var oldestUnacknowledgedSentAt: Double? { inFlight.first?.sentAt }
+
+    /// Number of tags with something to send.
+    public var dirtySlots: Int { pending.count }
+
+    /// Notifications queued in the ledger that this session has not been sent.
+    public func pendingNotifications(in ledger: DeviceLedger) -> Int {
+        ledger.notifications.reduce(0) { $0 + ($1.seq > notificationCursor ? 1 : 0) }
+    }
+
+    /// Cumulative acknowledgement: every frame sent with seq <= `seq` is done.
+    public mutating func acknowledge(_ seq: UInt64) {
+        inFlight.removeAll { $0.seq <= seq }
+        ackedSeq = max(ackedSeq, min(seq, lastSentSeq))
+    }
+
+    private mutating func sent(_ seq: UInt64, now: Double) {
+        inFlight.append((seq, now))
+        lastSentSeq = max(lastSentSeq, seq)
+    }
+
+    /// The next frame to send, if the session has credit and anything is due. Call until `nil`.
+    /// `ledger` is `inout` only to record unsafe resume points.
+    public mutating func next(ledger: inout DeviceLedger, now: Double) -> OutboundEvent? {
+        while hasCredit {
+            if let frame = snapshot {
+                snapshot = nil
+                sent(frame.seq, now: now)
+                return frame
+            }
+            let slot = peekSlot()
+            let note = ledger.notifications.first { $0.seq > notificationCursor }
+            if let note, slot.map({ note.seq < $0.key }) ?? true {
+                notificationCursor = note.seq
+                sent(note.seq, now: now)
+                return note.event
+            }
+            guard let (key, tag) = slot else {
+                compactOrder()
+                return nil
+            }
+            orderHead += 1
+            let p = pending.removeValue(forKey: tag)!
+            // A merged frame overtaking older pending changes of other tags: "I have `key`" no longer means
+            // "I have everything up to `key`", so a resume from it must be a snapshot.
+            if pending.values.contains(where: { $0.oldest < key }) { ledger.markUnsafeResumePoint(key) }
+            if let frame = emit(tag: tag, key: key, pending: p, want: ledger.activities[tag]) {
+                sent(key, now: now)
+                return frame
+            }
+            // Nothing to send for this slot (e.g. an activity that came and went unseen): next one.
+        }
+        return nil
+    }
+
+    /// The seq of a `synced` frame once it is due: every change up to the subscribe-time seq has been sent.
+    public mutating func takeSynced(ledger: DeviceLedger) -> UInt64? {
+        guard let target = syncTarget, snapshot == nil else { return nil }
+        if pending.values.contains(where: { $0.oldest <= target }) { return nil }
+        if ledger.notifications.contains(where: { $0.seq > notificationCursor && $0.seq <= target }) { return nil }
+        syncTarget = nil
+        return target
+    }
+
+    private mutating func peekSlot() -> (key: UInt64, tag: String)? {
+        while orderHead < order.count {
+            let entry = order[orderHead]
+            if pending[entry.tag]?.newest == entry.key { return entry }
+            orderHead += 1
+        }
+        return nil
+    }
+
+    private mutating func compactOrder() {
+        if orderHead > 0, orderHead == order.count {
+            order.removeAll(keepingCapacity: order.count < 1024)
+            orderHead = 0
+        } else if orderHead > 32, orderHead * 2 > order.count {
+            order.removeFirst(orderHead)
+            orderHead = 0
+        }
+    }
+
+    /// The one frame that takes the client's view of `tag` to `want`, updating the view.
+    private mutating func emit(tag: String, key: UInt64, pending p: Pending, want: Activity?) -> OutboundEvent? {
+        let has = views[tag]
+        guard let want, want.phase != .dismissed else {
+            views.removeValue(forKey: tag)
+            guard let has, has.phase != .dismissed else { return nil }
+            return .lifecycle(seq: key, tag: tag, phase: .dismissed)
+        }
+        let target = want.view
+        views[tag] = target
+        guard let has, has.generation == want.generation else {
+            // A new activity for the client (or one it never saw start): one start frame carries it whole,
+            // ended ones included, and replaces whatever the client still shows under the tag.
+            return .start(seq: key, tag: tag, attributes: want.attributes, view: target, alert: p.alert)
+        }
+        if want.phase == .ended, has.phase != .ended {
+            return .end(seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target)
+        }
+        if want.phase.isLive,
+            has.state != target.state || has.staleDate != target.staleDate
+                || has.relevanceScore != target.relevanceScore || p.alert != nil
+        {
+            return .update(
+                seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target,
+                silent: p.allSilent, alert: p.alert)
+        }
+        if has.phase != target.phase {
+            return .lifecycle(seq: key, tag: tag, phase: target.phase)
+        }
+        return nil
+    }
+}

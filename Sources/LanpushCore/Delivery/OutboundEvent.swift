@@ -1,0 +1,73 @@
+/// A frame of the lanpush.v1 protocol from the gateway to a LAN client (docs/PROTOCOL.md).
+public enum OutboundEvent: Sendable, Hashable {
+    case start(seq: UInt64, tag: String, attributes: ActivityAttributes, view: ClientView, alert: ActivityAlert?)
+    case update(seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView, silent: Bool, alert: ActivityAlert?)
+    case end(seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView)
+    case lifecycle(seq: UInt64, tag: String, phase: ActivityPhase)
+    case notification(seq: UInt64, PlainNotification)
+    case clear(seq: UInt64, tag: String)
+    case snapshot(epoch: String, seq: UInt64, activities: [Activity])
+
+    public var seq: UInt64 {
+        switch self {
+        case .start(let seq, _, _, _, _), .update(let seq, _, _, _, _, _), .end(let seq, _, _, _),
+            .lifecycle(let seq, _, _), .notification(let seq, _), .clear(let seq, _), .snapshot(_, let seq, _):
+            return seq
+        }
+    }
+
+    public var json: JSONValue {
+        switch self {
+        case .start(let seq, let tag, let attributes, let view, let alert):
+            var o: [String: JSONValue] = [
+                "type": "start", "seq": .number(Double(seq)), "tag": .string(tag), "attributes": attributes.json,
+                "state": .object(view.state),
+            ]
+            if view.phase != .active { o["phase"] = .string(view.phase.rawValue) }
+            if let date = view.dismissalDate { o["dismissal_date"] = .number(date.rounded()) }
+            Self.addProperties(view, to: &o)
+            if let alert { o["alert"] = alert.json }
+            return .object(o)
+        case .update(let seq, let tag, let patch, let view, let silent, let alert):
+            var o: [String: JSONValue] = [
+                "type": "update", "seq": .number(Double(seq)), "tag": .string(tag), "patch": .object(patch),
+                "phase": .string(view.phase.rawValue),
+            ]
+            Self.addProperties(view, to: &o)
+            if silent { o["silent"] = true }
+            if let alert { o["alert"] = alert.json }
+            return .object(o)
+        case .end(let seq, let tag, let patch, let view):
+            var o: [String: JSONValue] = [
+                "type": "end", "seq": .number(Double(seq)), "tag": .string(tag), "patch": .object(patch),
+            ]
+            if let date = view.dismissalDate { o["dismissal_date"] = .number(date.rounded()) }
+            return .object(o)
+        case .lifecycle(let seq, let tag, let phase):
+            return ["type": "lifecycle", "seq": .number(Double(seq)), "tag": .string(tag), "phase": .string(phase.rawValue)]
+        case .notification(let seq, let n):
+            var o: [String: JSONValue] = ["type": "notification", "seq": .number(Double(seq)), "data": .object(n.data)]
+            if let title = n.title { o["title"] = .string(title) }
+            if let message = n.message { o["message"] = .string(message) }
+            return .object(o)
+        case .clear(let seq, let tag):
+            return ["type": "clear", "seq": .number(Double(seq)), "tag": .string(tag)]
+        case .snapshot(let epoch, let seq, let activities):
+            let items: [JSONValue] = activities.map { a in
+                var o: [String: JSONValue] = [
+                    "tag": .string(a.tag), "attributes": a.attributes.json, "state": .object(a.state),
+                    "phase": .string(a.phase.rawValue),
+                ]
+                Self.addProperties(a.view, to: &o)
+                if let date = a.dismissalDate { o["dismissal_date"] = .number(date.rounded()) }
+                return .object(o)
+            }
+            return ["type": "snapshot", "epoch": .string(epoch), "seq": .number(Double(seq)), "activities": .array(items)]
+        }
+    }
+
+    private static func addProperties(_ view: ClientView, to o: inout [String: JSONValue]) {
+        if let stale = view.staleDate { o["stale_date"] = .number(stale) }
+        if let score = view.relevanceScore { o["relevance_score"] = .number(score) }
+    }
+}

@@ -1,0 +1,24 @@
+/// A plain notification (or the clear of one) waiting for a device to acknowledge it. Not coalesced.
+public struct QueuedNotification: Sendable, Hashable {
+    public enum Body: Sendable, Hashable {
+        case notification(PlainNotification)
+        case clear(tag: String)
+    }
+
+    public var seq: UInt64
+    public var body: Body
+    public var acceptedAt: Double
+
+    public init(seq: UInt64, body: Body, acceptedAt: Double) {
+        self.seq = seq
+        self.body = body
+        self.acceptedAt = acceptedAt
+    }
+
+    public var event: OutboundEvent {
+        switch body {
+        case .notification(let n): return .notification(seq: seq, n)
+        case .clear(let tag): return .clear(seq: seq, tag: tag)
+        }
+    }
+}

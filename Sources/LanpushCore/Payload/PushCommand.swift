@@ -1,0 +1,136 @@
+/// What a LAN client renders: the ContentState keys of DESIGN.md §3 in snake_case (`message`, `critical_text`,
+/// `progress`, `progress_max`, `chronometer`, `countdown_end`, `icon`, `color`, `background_color`,
+/// `text_color`, `progress_bar_color`, `progress_bar_direction`, `url`, and `template` for Aivi templates).
+/// Absent keys are absent (never `null`), so merge patches between states are exact.
+public typealias ContentState = [String: JSONValue]
+
+/// `alert` of an update (seed 004): shown on the watch / as a banner with that one update.
+public struct ActivityAlert: Sendable, Hashable {
+    public var title: String
+    public var body: String
+    public var sound: String?
+
+    public init(title: String, body: String, sound: String? = nil) {
+        self.title = title
+        self.body = body
+        self.sound = sound
+    }
+
+    public var json: JSONValue {
+        var o: [String: JSONValue] = ["title": .string(title), "body": .string(body)]
+        if let sound { o["sound"] = .string(sound) }
+        return .object(o)
+    }
+}
+
+/// `data.event` that newer HA (2026.7+) adds on live updates for Apple devices; passed through.
+public enum LiveEvent: String, Sendable, Hashable {
+    case start, update, end
+}
+
+/// A `live_update: true` payload: the activity's complete new state (DESIGN.md §10).
+public struct LiveUpdate: Sendable, Hashable {
+    public var tag: String
+    /// Only used when this update starts an activity: the title is static.
+    public var title: String?
+    public var state: ContentState
+    public var silent: Bool
+    public var alert: ActivityAlert?
+    /// Unix seconds.
+    public var staleDate: Double?
+    /// Clamped to 0...1.
+    public var relevanceScore: Double?
+    public var event: LiveEvent?
+
+    public init(
+        tag: String, title: String? = nil, state: ContentState, silent: Bool = false, alert: ActivityAlert? = nil,
+        staleDate: Double? = nil, relevanceScore: Double? = nil, event: LiveEvent? = nil
+    ) {
+        self.tag = tag
+        self.title = title
+        self.state = state
+        self.silent = silent
+        self.alert = alert
+        self.staleDate = staleDate
+        self.relevanceScore = relevanceScore
+        self.event = event
+    }
+}
+
+/// How long an ended activity stays visible (seed 004 `dismissTimeInterval`).
+public enum DismissalPolicy: Sendable, Hashable {
+    /// System default: visible for up to 4 hours.
+    case `default`
+    /// `<= 0`: removed at once.
+    case immediate
+    /// `> 0`: removed after that many seconds.
+    case after(Double)
+    /// An absolute Unix time (`data.dismissal_date`).
+    case at(Double)
+
+    /// Interprets a seed-004 style interval: not provided → default, `<= 0` → immediate, `> 0` → after.
+    public init(interval: Double?) {
+        guard let interval else {
+            self = .default
+            return
+        }
+        self = interval <= 0 ? .immediate : .after(interval)
+    }
+
+    public static let defaultRetention: Double = 4 * 3600
+
+    public func dismissalDate(endedAt: Double) -> Double {
+        switch self {
+        case .default: return endedAt + Self.defaultRetention
+        case .immediate: return endedAt
+        case .after(let seconds): return endedAt + seconds
+        case .at(let date): return date
+        }
+    }
+}
+
+/// `message: clear_notification` with a tag: ends the activity (and clears a notification of that tag).
+public struct EndRequest: Sendable, Hashable {
+    public var tag: String
+    public var dismissal: DismissalPolicy
+    public var staleDate: Double?
+    public var relevanceScore: Double?
+
+    public init(tag: String, dismissal: DismissalPolicy = .default, staleDate: Double? = nil, relevanceScore: Double? = nil) {
+        self.tag = tag
+        self.dismissal = dismissal
+        self.staleDate = staleDate
+        self.relevanceScore = relevanceScore
+    }
+}
+
+/// Anything that is not a live update nor an end: delivered in order, never coalesced.
+public struct PlainNotification: Sendable, Hashable {
+    public var title: String?
+    public var message: String?
+    /// `data` as sent, unknown keys included.
+    public var data: [String: JSONValue]
+
+    public init(title: String? = nil, message: String? = nil, data: [String: JSONValue] = [:]) {
+        self.title = title
+        self.message = message
+        self.data = data
+    }
+
+    public var tag: String? { data["tag"]?.stringValue }
+}
+
+/// One accepted notify payload, interpreted.
+public enum PushCommand: Sendable, Hashable {
+    case liveUpdate(LiveUpdate)
+    case end(EndRequest)
+    case notification(PlainNotification)
+
+    public var tag: String? {
+        switch self {
+        case .liveUpdate(let u): return u.tag
+        case .end(let e): return e.tag
+        case .notification(let n): return n.tag
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+import LanpushCore
+import Yams
+
+/// Reads `GatewayConfig` from YAML (or JSON) text, naming the offending key on any error.
+public enum ConfigLoader {
+    public static func load(path: String) throws -> GatewayConfig {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError(key: "(file)", message: "cannot read \(path): \(error.localizedDescription)")
+        }
+        return try parse(text)
+    }
+
+    public static func parse(_ text: String) throws -> GatewayConfig {
+        let node: Any?
+        do {
+            node = try Yams.load(yaml: text)
+        } catch {
+            throw ConfigError(key: "(file)", message: "not valid YAML: \(error)")
+        }
+        guard let node else { return GatewayConfig() }
+        guard let root = node as? [String: Any] else {
+            throw ConfigError(key: "(root)", message: "must be a mapping of keys to values")
+        }
+        var reader = Reader(root, path: "")
+        var config = GatewayConfig()
+        if let listen = try reader.string("listen") {
+            (config.listenHost, config.listenPort) = try parseListen(listen, key: "listen")
+        }
+        config.adminToken = try reader.string("admin_token").flatMap { $0.isEmpty ? nil : $0 }
+        config.viewerToken = try reader.string("viewer_token").flatMap { $0.isEmpty ? nil : $0 }
+        config.openMetrics = try reader.bool("open_metrics") ?? false
+        config.logLevel = try reader.oneOf("log_level", ["trace", "debug", "info", "notice", "warning", "error"]) ?? "info"
+        if let devices = try reader.list("devices") {
+            var ids = Set<String>()
+            var tokens = Set<String>()
+            for (i, item) in devices.enumerated() {
+                var d = try reader.nested(item, "devices[\(i)]")
+                let id = try d.requiredString("id")
+                guard id.range(of: #"^[A-Za-z0-9_.-]{1,64}$"#, options: .regularExpression) != nil else {
+                    throw ConfigError(key: "devices[\(i)].id", message: "use 1-64 letters, digits, '.', '-' or '_'")
+                }
+                let token = try d.requiredString("token")
+                guard token.count >= 16 else {
+                    throw ConfigError(key: "devices[\(i)].token", message: "must be at least 16 characters (`lanpush token` makes one)")
+                }
+                guard ids.insert(id).inserted else { throw ConfigError(key: "devices[\(i)].id", message: "duplicate device id '\(id)'") }
+                guard tokens.insert(token).inserted else { throw ConfigError(key: "devices[\(i)].token", message: "two devices share this token") }
+                let name = try d.string("name") ?? id
+                try d.finish()
+                config.devices.append(.init(id: id, name: name, token: token))
+            }
+        }
+        if var s = try reader.section("session") {
+            config.session.pingInterval = try s.number("ping_interval", min: 1) ?? config.session.pingInterval
+            config.session.pingTimeout = try s.number("ping_timeout", min: 1) ?? config.session.pingTimeout
+            config.session.ackTimeout = try s.number("ack_timeout", min: 0.1) ?? config.session.ackTimeout
+            config.session.window = try s.int("window", min: 1, max: 4096) ?? config.session.window
+            try s.finish()
+        }
+        if var s = try reader.section("limits") {
+            config.limits.maxBody = try s.int("max_body", min: 1024, max: 16 << 20) ?? config.limits.maxBody
+            config.limits.maxSessions = try s.int("max_sessions", min: 1, max: 1_000_000) ?? config.limits.maxSessions
+            config.limits.notificationQueue = try s.int("notification_queue", min: 1, max: 100_000) ?? config.limits.notificationQueue
+            try s.finish()
+        }
+        if var s = try reader.section("relay") {
+            if let upstream = try s.string("upstream") {
+                guard upstream.hasPrefix("http://") || upstream.hasPrefix("https://") else {
+                    throw ConfigError(key: "relay.upstream", message: "must be an http:// or https:// URL")
+                }
+                config.relay.upstream = upstream
+            }
+            config.relay.minUpdateInterval = try s.number("min_update_interval", min: 0) ?? config.relay.minUpdateInterval
+            config.relay.startsPerHour = try s.int("starts_per_hour", min: 1, max: 10_000) ?? config.relay.startsPerHour
+            config.relay.quotaReserve = try s.int("quota_reserve", min: 0, max: 100_000) ?? config.relay.quotaReserve
+            config.relay.quota = try s.int("quota", min: 1, max: 10_000_000) ?? config.relay.quota
+            config.relay.timeout = try s.number("timeout", min: 0.1) ?? config.relay.timeout
+            try s.finish()
+        }
+        if var s = try reader.section("mdns") {
+            config.mdns.enabled = try s.bool("enabled") ?? true
+            config.mdns.name = try s.string("name").flatMap { $0.isEmpty ? nil : $0 }
+            try s.finish()
+        }
+        if var s = try reader.section("store") {
+            config.store.synchronous = try s.oneOf("synchronous", ["off", "normal", "full"]) ?? "normal"
+            try s.finish()
+        }
+        if var s = try reader.section("home_assistant") {
+            config.homeAssistant.url = try s.string("url").flatMap { $0.isEmpty ? nil : $0 }
+            config.homeAssistant.token = try s.string("token").flatMap { $0.isEmpty ? nil : $0 }
+            config.homeAssistant.devices = try s.list("devices").map { list in
+                try list.enumerated().map { i, v in
+                    guard let id = v as? String else {
+                        throw ConfigError(key: "home_assistant.devices[\(i)]", message: "must be a device id string")
+                    }
+                    return id
+                }
+            }
+            try s.finish()
+        }
+        try reader.finish()
+        return config
+    }
+
+    /// `HOST:PORT`, `:PORT` or `[IPv6]:PORT`.
+    public static func parseListen(_ text: String, key: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw ConfigError(key: key, message: "expected HOST:PORT, got '\(text)'")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.isEmpty { host = "0.0.0.0" }
+        guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ConfigError(key: key, message: "port must be a number from 0 to 65535, got '\(text)'")
+        }
+        return (host, port)
+    }
+
+    /// Walks one mapping, remembering which keys were read so unknown keys (typos) are reported.
+    struct Reader {
+        let map: [String: Any]
+        let path: String
+        var seen = Set<String>()
+
+        init(_ map: [String: Any], path: String) {
+            self.map = map
+            self.path = path
+        }
+
+        func key(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
+
+        mutating func value(_ name: String) -> Any? {
+            seen.insert(name)
+            guard let v = map[name], !(v is NSNull) else { return nil }
+            return v
+        }
+
+        mutating func string(_ name: String) throws -> String? {
+            guard let v = value(name) else { return nil }
+            if let s = v as? String { return s }
+            if let i = v as? Int { return String(i) }
+            throw ConfigError(key: key(name), message: "must be a string")
+        }
+
+        mutating func bool(_ name: String) throws -> Bool? {
+            guard let v = value(name) else { return nil }
+            guard let b = v as? Bool else { throw ConfigError(key: key(name), message: "must be true or false") }
+            return b
+        }
+
+        mutating func number(_ name: String, min: Double) throws -> Double? {
+            guard let v = value(name) else { return nil }
+            let n: Double
+            if let i = v as? Int { n = Double(i) } else if let d = v as? Double { n = d } else {
+                throw ConfigError(key: key(name), message: "must be a number")
+            }
+            guard n >= min else { throw ConfigError(key: key(name), message: "must be at least \(min)") }
+            return n
+        }
+
+        mutating func int(_ name: String, min: Int, max: Int) throws -> Int? {
+            guard let v = value(name) else { return nil }
+            guard let i = v as? Int, !(v is Bool) else { throw ConfigError(key: key(name), message: "must be an integer") }
+            guard (min...max).contains(i) else { throw ConfigError(key: key(name), message: "must be from \(min) to \(max)") }
+            return i
+        }
+
+        mutating func oneOf(_ name: String, _ allowed: [String]) throws -> String? {
+            guard let s = try string(name) else { return nil }
+            guard allowed.contains(s.lowercased()) else {
+                throw ConfigError(key: key(name), message: "must be one of \(allowed.joined(separator: ", "))")
+            }
+            return s.lowercased()
+        }
+
+        mutating func list(_ name: String) throws -> [Any]? {
+            guard let v = value(name) else { return nil }
+            guard let l = v as? [Any] else { throw ConfigError(key: key(name), message: "must be a list") }
+            return l
+        }
+
+        mutating func section(_ name: String) throws -> Reader? {
+            guard let v = value(name) else { return nil }
+            guard let m = v as? [String: Any] else { throw ConfigError(key: key(name), message: "must be a mapping") }
+            return Reader(m, path: key(name))
+        }
+
+        func nested(_ item: Any, _ path: String) throws -> Reader {
+            guard let m = item as? [String: Any] else { throw ConfigError(key: path, message: "must be a mapping") }
+            return Reader(m, path: path)
+        }
+
+        mutating func requiredString(_ name: String) throws -> String {
+            guard let s = try string(name), !s.isEmpty else { throw ConfigError(key: key(name), message: "is required") }
+            return s
+        }
+
+        func finish() throws {
+            if let unknown = map.keys.filter({ !seen.contains($0) }).sorted().first {
+                throw ConfigError(key: key(unknown), message: "unknown key (check the spelling; Config/lanpush.yaml lists every key)")
+            }
+        }
+    }
+}

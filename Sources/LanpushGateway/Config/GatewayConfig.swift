@@ -1,0 +1,71 @@
+import LanpushCore
+
+/// The daemon's configuration (DESIGN.md §10). YAML on disk; the HA add-on's `/data/options.json` uses the
+/// same keys and is read by the same code (JSON is YAML).
+public struct GatewayConfig: Sendable, Equatable {
+    public struct Device: Sendable, Equatable {
+        public var id: String
+        public var name: String
+        public var token: String
+    }
+
+    public struct Session: Sendable, Equatable {
+        public var pingInterval: Double = 10
+        public var pingTimeout: Double = 10
+        public var ackTimeout: Double = 10
+        public var window: Int = 32
+    }
+
+    public struct Limits: Sendable, Equatable {
+        public var maxBody: Int = 64 * 1024
+        public var maxSessions: Int = 10_000
+        public var notificationQueue: Int = 100
+    }
+
+    public struct Relay: Sendable, Equatable {
+        public var upstream: String = "https://mobile-apps.home-assistant.io"
+        public var minUpdateInterval: Double = 15
+        public var startsPerHour: Int = 10
+        public var quotaReserve: Int = 50
+        public var timeout: Double = 10
+        public var quota: Int = 500
+    }
+
+    public struct MDNS: Sendable, Equatable {
+        public var enabled: Bool = true
+        public var name: String?
+    }
+
+    public struct Store: Sendable, Equatable {
+        public var synchronous: String = "normal"
+    }
+
+    public struct HomeAssistant: Sendable, Equatable {
+        public var url: String?
+        public var token: String?
+        public var devices: [String]?
+    }
+
+    public var listenHost = "0.0.0.0"
+    public var listenPort = 8765
+    public var adminToken: String?
+    public var viewerToken: String?
+    public var openMetrics = false
+    public var devices: [Device] = []
+    public var session = Session()
+    public var limits = Limits()
+    public var relay = Relay()
+    public var mdns = MDNS()
+    public var store = Store()
+    public var homeAssistant = HomeAssistant()
+    public var logLevel = "info"
+
+    public init() {}
+}
+
+/// A configuration key that is missing, mistyped or out of range: the daemon refuses to start.
+public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let key: String
+    public let message: String
+    public var description: String { "config key '\(key)': \(message)" }
+}

@@ -1,0 +1,49 @@
+import LanpushCore
+
+/// A configured device: its ledger, its live sessions and what it told us for the relay path.
+/// A class so the ledger is mutated in place (a struct copy would copy-on-write every activity per update).
+/// Loop thread only.
+final class DeviceRecord {
+    struct Registration: Equatable {
+        var pushToken: String
+        var pushURL: String?
+        var registrationInfo: [String: JSONValue]
+    }
+
+    let id: String
+    var name: String
+    var ledger: DeviceLedger
+    /// Device sessions (observers are not here: they never make a device count as connected).
+    var sessions: [UInt64] = []
+    var registration: Registration?
+    var liveActivityTokens: [String: JSONValue] = [:]
+    var pushToStartToken: String?
+    var lastSeen: Double?
+
+    init(id: String, name: String, ledger: DeviceLedger) {
+        self.id = id
+        self.name = name
+        self.ledger = ledger
+    }
+
+    var isConnected: Bool { !sessions.isEmpty }
+
+    func json(now: Double) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "id": .string(id), "name": .string(name), "sessions": .number(Double(sessions.count)),
+            "connected": .bool(isConnected), "path": .string(isConnected ? "lan" : (registration?.pushURL != nil ? "relay" : "none")),
+            "epoch": .string(ledger.epoch), "seq": .number(Double(ledger.seq)),
+            "activities": .number(Double(ledger.visibleActivities.count)),
+            "queued_notifications": .number(Double(ledger.notifications.count)),
+        ]
+        if let lastSeen { o["last_seen"] = .number(lastSeen.rounded()) }
+        if let registration {
+            var r: [String: JSONValue] = ["push_token": .string(registration.pushToken)]
+            if let url = registration.pushURL { r["push_url"] = .string(url) }
+            o["registration"] = .object(r)
+        }
+        if !liveActivityTokens.isEmpty { o["live_activity_tokens"] = .number(Double(liveActivityTokens.count)) }
+        if pushToStartToken != nil { o["push_to_start_token"] = true }
+        return .object(o)
+    }
+}

@@ -1,0 +1,189 @@
+import LanpushCore
+
+/// The lanpush.v1 protocol, client → server side (docs/PROTOCOL.md). Loop thread only.
+extension Hub {
+    static let protocolVersion = "lanpush.v1"
+
+    func sessionOpened(id: UInt64, transport: SessionTransport) {
+        let session = StreamSession(id: id, transport: transport, now: clock())
+        sessions[id] = session
+        metrics.sessions.record(sessions.count)
+        if sessions.count > config.limits.maxSessions {
+            session.queueControl(["type": "error", "message": "too many sessions"])
+            close(session, code: 1013, reason: "too many sessions")
+            return
+        }
+        session.queueControl(["type": "auth_required", "version": .string(Self.protocolVersion)])
+    }
+
+    func sessionClosed(id: UInt64) {
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        metrics.sessions.record(sessions.count)
+        metrics.sessionsClosed.increment()
+        if let deviceId = session.deviceId, let device = devices[deviceId] {
+            device.sessions.removeAll { $0 == id }
+            device.lastSeen = clock()
+            if !device.isConnected { updateConnectedGauge() }
+        }
+        logger.info("session closed", metadata: sessionMetadata(session))
+    }
+
+    func updateConnectedGauge() {
+        metrics.devicesConnected.record(devices.values.reduce(0) { $0 + ($1.isConnected ? 1 : 0) })
+    }
+
+    func sessionWritable(id: UInt64) {
+        guard let session = sessions[id], !session.closing else { return }
+        writable(session)
+    }
+
+    func sessionText(id: UInt64, bytes: [UInt8]) {
+        guard let session = sessions[id], !session.closing, session.pendingClose == nil else { return }
+        session.lastActivity = clock()
+        let message: [String: JSONValue]
+        do {
+            guard let object = try JSONValue.parse(bytes).objectValue else {
+                return protocolError(session, "a frame must be a JSON object")
+            }
+            message = object
+        } catch {
+            return protocolError(session, "invalid JSON: \(error)")
+        }
+        guard let type = message["type"]?.stringValue else {
+            return protocolError(session, "field 'type' (string) is required")
+        }
+        if case .pending = session.role {
+            guard type == "auth" else {
+                session.queueControl(["type": "auth_invalid", "message": "authenticate first"])
+                return close(session, code: 4001, reason: "auth required")
+            }
+            return authenticate(session, message)
+        }
+        switch type {
+        case "ack": acknowledge(session, message)
+        case "subscribe": subscribe(session, message)
+        case "register": register(session, message)
+        case "live_activity_token": liveActivityToken(session, message)
+        case "push_to_start_token": pushToStartToken(session, message)
+        case "dismissed": dismissed(session, message)
+        case "ping": session.queueControl(["type": "pong"])
+        case "auth": protocolError(session, "already authenticated")
+        default: protocolError(session, "unknown message type '\(type)'")
+        }
+    }
+
+    private func protocolError(_ session: StreamSession, _ message: String) {
+        session.queueControl(["type": "error", "message": .string(message)])
+    }
+
+    private func authenticate(_ session: StreamSession, _ message: [String: JSONValue]) {
+        let token = message["token"]?.stringValue ?? ""
+        let role = message["role"]?.stringValue ?? "device"
+        if role == "observer" {
+            guard !token.isEmpty, token == config.adminToken || token == config.viewerToken else {
+                return rejectAuth(session)
+            }
+            let scope = message["device"]?.stringValue
+            if let scope, devices[scope] == nil { return rejectAuth(session, "unknown device '\(scope)'") }
+            session.role = .observer(device: scope)
+            session.queueControl(["type": "auth_ok", "role": "observer", "version": .string(Self.protocolVersion)])
+            logger.info("observer session opened", metadata: sessionMetadata(session))
+            return
+        }
+        guard let deviceId = deviceByToken[token], let device = devices[deviceId] else { return rejectAuth(session) }
+        session.role = .device(deviceId)
+        device.sessions.append(session.id)
+        device.lastSeen = clock()
+        updateConnectedGauge()
+        session.queueControl([
+            "type": "auth_ok", "device_id": .string(deviceId), "epoch": .string(device.ledger.epoch),
+            "seq": .number(Double(device.ledger.seq)), "version": .string(Self.protocolVersion),
+        ])
+        logger.info("session opened", metadata: sessionMetadata(session))
+    }
+
+    private func rejectAuth(_ session: StreamSession, _ why: String = "invalid token") {
+        session.queueControl(["type": "auth_invalid", "message": .string(why)])
+        close(session, code: 4001, reason: "auth invalid")
+    }
+
+    private func subscribe(_ session: StreamSession, _ message: [String: JSONValue]) {
+        guard !session.subscribed else { return protocolError(session, "already subscribed") }
+        switch session.role {
+        case .pending:
+            return
+        case .device(let id):
+            guard let device = devices[id] else { return }
+            var resume: (epoch: String, seq: UInt64)?
+            if let epoch = message["epoch"]?.stringValue, let seq = message["seq"]?.numberValue, seq >= 0 {
+                resume = (epoch, UInt64(seq))
+            }
+            let (coalescer, start) = Coalescer.subscribe(ledger: device.ledger, resume: resume, window: config.session.window)
+            session.coalescers[id] = coalescer
+            if case .replay(let from) = start {
+                session.queueControl(["type": "replay", "from": .number(Double(from)), "epoch": .string(device.ledger.epoch)])
+            }
+        case .observer(let scope):
+            for device in devices.values where scope == nil || scope == device.id {
+                session.coalescers[device.id] = Coalescer.subscribe(ledger: device.ledger, resume: nil, window: 1 << 30).0
+            }
+        }
+        session.subscribed = true
+        session.transport.requestWritable()
+    }
+
+    private func acknowledge(_ session: StreamSession, _ message: [String: JSONValue]) {
+        guard let id = session.deviceId, let seq = message["seq"]?.numberValue, seq >= 0 else {
+            return protocolError(session, session.isObserver ? "observers do not ack" : "ack needs a numeric 'seq'")
+        }
+        session.coalescers[id]?.acknowledge(UInt64(seq))
+        guard let device = devices[id] else { return }
+        // A notification is done once every session of the device has acknowledged it.
+        let floor = device.sessions.compactMap { sessions[$0]?.coalescers[id]?.ackedSeq }.min() ?? 0
+        device.ledger.pruneNotifications(through: floor)
+        session.transport.requestWritable()
+    }
+
+    private func register(_ session: StreamSession, _ message: [String: JSONValue]) {
+        guard let id = session.deviceId, let device = devices[id] else { return protocolError(session, "only devices register") }
+        guard let pushToken = message["push_token"]?.stringValue, !pushToken.isEmpty else {
+            return protocolError(session, "register needs a non-empty 'push_token'")
+        }
+        if let url = message["push_url"], url.stringValue == nil {
+            return protocolError(session, "'push_url' must be a string")
+        }
+        if let old = device.registration?.pushToken, old != pushToken { deviceByPushToken.removeValue(forKey: old) }
+        if let other = deviceByPushToken[pushToken], other != id {
+            devices[other]?.registration = nil
+        }
+        device.registration = .init(
+            pushToken: pushToken, pushURL: message["push_url"]?.stringValue,
+            registrationInfo: message["registration_info"]?.objectValue ?? [:])
+        deviceByPushToken[pushToken] = id
+        session.queueControl(["type": "registered", "push_token": .string(pushToken)])
+        logger.info("device registered push_token", metadata: sessionMetadata(session))
+    }
+
+    private func liveActivityToken(_ session: StreamSession, _ message: [String: JSONValue]) {
+        guard let id = session.deviceId, let tag = message["tag"]?.stringValue, let token = message["token"]?.stringValue else {
+            return protocolError(session, "live_activity_token needs 'tag' and 'token'")
+        }
+        var entry: [String: JSONValue] = ["token": .string(token)]
+        if let expires = message["expires_at"] { entry["expires_at"] = expires }
+        devices[id]?.liveActivityTokens[tag] = .object(entry)
+    }
+
+    private func pushToStartToken(_ session: StreamSession, _ message: [String: JSONValue]) {
+        guard let id = session.deviceId, let token = message["token"]?.stringValue else {
+            return protocolError(session, "push_to_start_token needs 'token'")
+        }
+        devices[id]?.pushToStartToken = token
+    }
+
+    private func dismissed(_ session: StreamSession, _ message: [String: JSONValue]) {
+        guard let id = session.deviceId, let tag = message["tag"]?.stringValue, let device = devices[id] else {
+            return protocolError(session, "dismissed needs 'tag'")
+        }
+        if let change = device.ledger.dismissedByUser(tag: tag, now: clock()) { fanOut([change], device: id) }
+    }
+}

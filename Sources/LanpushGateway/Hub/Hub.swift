@@ -1,0 +1,179 @@
+import Foundation
+import LanpushCore
+import Logging
+
+/// The gateway's state: every device's ledger, every session, the push_token routes.
+///
+/// Owned by the lws service thread: every method runs on it, so nothing here takes a lock. Other threads
+/// reach it only through `LoopInbox` (enqueue + `lws_cancel_service`).
+final class Hub {
+    let config: GatewayConfig
+    let clock: () -> Double
+    let logger: Logger
+    let metrics: GatewayMetrics
+    var devices: [String: DeviceRecord] = [:]
+    var deviceByToken: [String: String] = [:]
+    var deviceByPushToken: [String: String] = [:]
+    var sessions: [UInt64: StreamSession] = [:]
+    var counters: RateLimitCounters
+    /// `hass_confirm_id`s accepted in the last 60 s: HA re-posts after a local-push confirm timeout.
+    var recentConfirmIds: [String: Double] = [:]
+    /// Requests for push_tokens no client registered, kept for the relay path (bounded).
+    var relayBacklog: [RelayPushRequest] = []
+    static let relayBacklogLimit = 1000
+    let epoch: String
+
+    init(config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, metrics: GatewayMetrics) {
+        self.config = config
+        self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
+        self.counters = RateLimitCounters(maximum: config.relay.quota)
+        // A restart without the durable store loses the sequence: a new epoch makes clients take a snapshot.
+        self.epoch = UUID().uuidString.lowercased()
+        for d in config.devices {
+            devices[d.id] = DeviceRecord(
+                id: d.id, name: d.name,
+                ledger: DeviceLedger(deviceId: d.id, epoch: epoch, notificationLimit: config.limits.notificationQueue))
+            deviceByToken[d.token] = d.id
+        }
+    }
+
+    // MARK: Fan-out
+
+    /// Hands accepted changes of one device to its sessions and to observers.
+    func fanOut(_ changes: [Change], device id: String) {
+        guard !changes.isEmpty, let device = devices[id] else { return }
+        metrics.eventsIn.increment(by: Int64(changes.count))
+        let droppedSome = changes.contains { !$0.isSlotChange } && device.ledger.droppedNotifications > 0
+        let oldestKept = device.ledger.notifications.first?.seq ?? 0
+        for sid in device.sessions {
+            guard let session = sessions[sid], session.coalescers[id] != nil else { continue }
+            for change in changes where session.coalescers[id]!.note(change) { metrics.coalesced.increment() }
+            if droppedSome, session.coalescers[id]!.notificationCursor + 1 < oldestKept {
+                // The queue dropped a notification this session was never sent: it is too slow.
+                close(session, code: 4003, reason: "too slow: notification queue full")
+                continue
+            }
+            session.transport.requestWritable()
+        }
+        for session in sessions.values where session.isObserver && session.subscribed {
+            guard session.coalescers[id] != nil else { continue }
+            for change in changes { session.coalescers[id]!.note(change) }
+            session.transport.requestWritable()
+        }
+    }
+
+    /// Applies one command to a device and fans it out. Returns whether a live session will carry it.
+    @discardableResult
+    func apply(_ command: PushCommand, to id: String, webhookId: String?) -> Bool {
+        guard let device = devices[id] else { return false }
+        let changes = device.ledger.apply(command, now: clock(), webhookId: webhookId)
+        fanOut(changes, device: id)
+        return device.isConnected
+    }
+
+    // MARK: Writing
+
+    /// Sends what a session has due while its socket can take it: control frames first, then events.
+    func writable(_ session: StreamSession) {
+        let now = clock()
+        while !session.transport.isChoked {
+            if !session.control.isEmpty {
+                let bytes = session.control.removeFirst()
+                guard session.transport.send(bytes) else { return }
+                metrics.bytesOut.increment(by: Int64(bytes.count))
+                continue
+            }
+            if let (code, reason) = session.pendingClose {
+                session.closing = true
+                session.transport.close(code: code, reason: reason)
+                return
+            }
+            guard session.subscribed, let frame = nextFrame(for: session, now: now) else { break }
+            guard session.transport.send(frame) else { return }
+            metrics.framesOut.increment()
+            metrics.bytesOut.increment(by: Int64(frame.count))
+        }
+    }
+
+    private func nextFrame(for session: StreamSession, now: Double) -> [UInt8]? {
+        switch session.role {
+        case .pending:
+            return nil
+        case .device(let id):
+            guard session.coalescers[id] != nil, let device = devices[id] else { return nil }
+            if let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now) {
+                return event.json.serializedBytes()
+            }
+            if let seq = session.coalescers[id]!.takeSynced(ledger: device.ledger) {
+                return JSONValue.object(["type": "synced", "seq": .number(Double(seq))]).serializedBytes()
+            }
+            return nil
+        case .observer:
+            for id in session.coalescers.keys.sorted() {
+                guard session.coalescers[id] != nil, let device = devices[id] else { continue }
+                let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now)
+                if let event { session.coalescers[id]!.acknowledge(event.seq) }  // observers never ack for a device
+                let synced = event == nil ? session.coalescers[id]!.takeSynced(ledger: device.ledger) : nil
+                if let event, case .object(var o) = event.json {
+                    o["device_id"] = .string(id)
+                    return JSONValue.object(o).serializedBytes()
+                }
+                if let synced {
+                    return JSONValue.object(["type": "synced", "seq": .number(Double(synced)), "device_id": .string(id)])
+                        .serializedBytes()
+                }
+            }
+            return nil
+        }
+    }
+
+    // MARK: Sessions
+
+    func close(_ session: StreamSession, code: UInt16, reason: String) {
+        guard !session.closing, session.pendingClose == nil else { return }
+        logger.info("closing session", metadata: sessionMetadata(session, ["code": "\(code)", "reason": "\(reason)"]))
+        if session.control.isEmpty {
+            session.closing = true
+            session.transport.close(code: code, reason: reason)
+        } else {
+            session.pendingClose = (code, reason)
+            session.transport.requestWritable()
+        }
+    }
+
+    func sessionMetadata(_ session: StreamSession, _ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        var m: Logger.Metadata = ["session": "\(session.id)", "peer": "\(session.transport.peer)"]
+        switch session.role {
+        case .pending: m["role"] = "pending"
+        case .device(let id): m["device"] = "\(id)"
+        case .observer(let d): m["observer"] = "\(d ?? "*")"
+        }
+        return m.merging(extra) { _, new in new }
+    }
+
+    // MARK: Time
+
+    /// Runs on a timer on the loop thread: ack timeouts, auth timeouts, lifecycle transitions, dedupe expiry.
+    func tick() {
+        let now = clock()
+        for session in sessions.values where !session.closing {
+            switch session.role {
+            case .pending:
+                if now - session.openedAt > 10 { close(session, code: 4001, reason: "auth timeout") }
+            case .device(let id):
+                if let sent = session.coalescers[id]?.oldestUnacknowledgedSentAt, now - sent > config.session.ackTimeout {
+                    close(session, code: 4002, reason: "ack timeout")
+                }
+            case .observer:
+                break
+            }
+        }
+        for device in devices.values {
+            guard let deadline = device.ledger.nextDeadline, deadline <= now else { continue }
+            fanOut(device.ledger.advance(to: now), device: device.id)
+        }
+        if !recentConfirmIds.isEmpty { recentConfirmIds = recentConfirmIds.filter { now - $0.value < 60 } }
+    }
+}

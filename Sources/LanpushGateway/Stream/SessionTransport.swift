@@ -1,0 +1,12 @@
+/// What the hub needs from a WebSocket connection; the lws adapter provides it. Loop thread only.
+public protocol SessionTransport: AnyObject {
+    /// Ask for a `writable` callback (lws `lws_callback_on_writable`).
+    func requestWritable()
+    /// Send one text frame; only valid inside the writable callback. `false` when the socket is choked.
+    func send(_ bytes: [UInt8]) -> Bool
+    /// True while the kernel/lws cannot take more data right now.
+    var isChoked: Bool { get }
+    /// Close with a WebSocket close code and reason.
+    func close(code: UInt16, reason: String)
+    var peer: String { get }
+}

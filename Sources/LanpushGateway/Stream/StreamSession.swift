@@ -1,0 +1,48 @@
+import LanpushCore
+
+/// One lanpush.v1 WebSocket session. Owned by the hub; touched only on the lws loop thread.
+final class StreamSession {
+    enum Role: Equatable {
+        /// Waiting for `auth`.
+        case pending
+        case device(String)
+        /// Admin or viewer watching one device or all; never acks for a device, never counts as connected.
+        case observer(device: String?)
+    }
+
+    let id: UInt64
+    let transport: SessionTransport
+    let openedAt: Double
+    var role: Role = .pending
+    /// Frames that go out ahead of events (auth answers, synced, errors).
+    var control: [[UInt8]] = []
+    /// Per device: what this session still has to be sent. A device session has one; an observer one per device.
+    var coalescers: [String: Coalescer] = [:]
+    var subscribed = false
+    var closing = false
+    /// A close waiting for the control frames ahead of it (e.g. `auth_invalid`) to go out first.
+    var pendingClose: (code: UInt16, reason: String)?
+    var lastActivity: Double
+
+    init(id: UInt64, transport: SessionTransport, now: Double) {
+        self.id = id
+        self.transport = transport
+        self.openedAt = now
+        self.lastActivity = now
+    }
+
+    var deviceId: String? {
+        if case .device(let id) = role { return id }
+        return nil
+    }
+
+    var isObserver: Bool {
+        if case .observer = role { return true }
+        return false
+    }
+
+    func queueControl(_ value: JSONValue) {
+        control.append(value.serializedBytes())
+        transport.requestWritable()
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import LanpushCore
+
+/// lanpush's own per-push_token counters for the UTC day, shaped as the relay's `rateLimits` (DESIGN.md §10).
+/// HA reads `successful`, `maximum`, `errors` and `resetsAt`; a missing key crashes its handler, so all keys
+/// are always present.
+struct RateLimitCounters {
+    struct Counts {
+        var day: Int
+        var attempts = 0
+        var successful = 0
+        var errors = 0
+        var relayed = 0
+    }
+
+    let maximum: Int
+    private var counts: [String: Counts] = [:]
+    /// The relay's own last word on `remaining`, per token (issue: relay fallback).
+    var relayRemaining: [String: Int] = [:]
+
+    init(maximum: Int) {
+        self.maximum = maximum
+    }
+
+    static func utcDay(_ now: Double) -> Int { Int((now / 86_400).rounded(.down)) }
+
+    private mutating func touch(_ token: String, now: Double) -> Counts {
+        let day = Self.utcDay(now)
+        if let c = counts[token], c.day == day { return c }
+        if counts.count > 100_000 { counts = counts.filter { $0.value.day == day } }
+        return Counts(day: day)
+    }
+
+    mutating func record(_ token: String, success: Bool, relayed: Bool = false, now: Double) {
+        var c = touch(token, now: now)
+        c.attempts += 1
+        if success { c.successful += 1 } else { c.errors += 1 }
+        if relayed { c.relayed += 1 }
+        counts[token] = c
+    }
+
+    mutating func json(for token: String, now: Double) -> JSONValue {
+        let c = touch(token, now: now)
+        let remaining = relayRemaining[token] ?? max(0, maximum - c.relayed)
+        let resets = Date(timeIntervalSince1970: Double(Self.utcDay(now) + 1) * 86_400)
+        return [
+            "attempts": .number(Double(c.attempts)), "successful": .number(Double(c.successful)),
+            "errors": .number(Double(c.errors)), "total": .number(Double(c.attempts)),
+            "maximum": .number(Double(maximum)), "remaining": .number(Double(remaining)),
+            "resetsAt": .string(Self.iso8601(resets)),
+        ]
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: date)
+    }
+}

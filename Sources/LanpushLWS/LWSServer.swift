@@ -1,0 +1,963 @@
+import CLibWebSockets
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The HTTP + WebSocket server: one lws context, one vhost, one port, one protocol (`"lanpush.v1"`,
+/// index 0) that serves every HTTP request and every WebSocket on ``LWSServerOptions/webSocketPath``.
+///
+/// Threading — lws is single-threaded; only `lws_cancel_service` is thread-safe:
+/// - ``run()`` services the event loop on the calling thread (the *loop thread*) until stopped.
+/// - Every delegate callback runs on the loop thread.
+/// - Every method and property of the server, ``WSConnection``, ``HTTPResponse`` and ``LWSTimer`` must be
+///   called on the loop thread — except ``wake()`` and ``requestStop()``, which any thread may call at
+///   any time, and ``port``, which is immutable after `init`. Before `run()` starts, the creating thread
+///   may use the server (e.g. `schedule`) as long as nothing else touches it concurrently.
+/// - To hand work to the loop from another thread: enqueue it under your own lock, call ``wake()``, and
+///   drain the queue in ``LWSServerDelegate/loopWoken()``.
+///
+/// The server retains its delegate until `run()` returns (or the server is deinitialized without running),
+/// so a delegate that owns the server does not leak once the server has stopped.
+public final class LWSServer: @unchecked Sendable {
+    /// The protocol name (also accepted in `Sec-WebSocket-Protocol`; a handshake without that header binds
+    /// to the same protocol).
+    public static let protocolName = "lanpush.v1"
+
+    /// The TCP port actually listened on (the kernel's pick when the options asked for port 0).
+    public private(set) var port: Int = 0
+    public let options: LWSServerOptions
+
+    // MARK: loop-confined state
+
+    private var delegate: LWSServerDelegate?
+    private var context: OpaquePointer?
+    private var nextID: UInt64 = 0
+    private var httpTransactions: [UInt64: HTTPTransaction] = [:]
+    private var webSockets: [UInt64: WSConnection] = [:]
+    private var pendingUpgrades: [OpaquePointer: HTTPRequest] = [:]
+    private var timerHeap = TimerHeap()
+    private var timerSeq: UInt64 = 0
+    private var stopping = false
+    private var finished = false
+    private var hasRun = false
+    private var tearingDown = false
+    private var scratch: UnsafeMutableRawPointer
+    private var scratchCapacity: Int
+    private let pre: Int = Int(lanpush_lws_pre())
+
+    // MARK: cross-thread state (guarded by `lock`)
+
+    private let lock = PThreadLock()
+    private var wakeContext: OpaquePointer?
+    private var stopRequestedFlag = false
+
+    // MARK: memory lws points into for the context's lifetime
+
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolNameC: UnsafeMutablePointer<CChar>
+    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
+    private let retryTable: UnsafeMutablePointer<UInt32>
+    private let ifaceC: UnsafeMutablePointer<CChar>?
+    private let serverStringC: UnsafeMutablePointer<CChar>
+    private let vhostNameC: UnsafeMutablePointer<CChar>
+    private let timer: UnsafeMutablePointer<lanpush_lws_timer_t>
+
+    /// Creates the context and the listening vhost. Throws ``LWSServerError/listenFailed(host:port:)`` when
+    /// the address cannot be bound. Call ``run()`` afterwards to serve.
+    public init(options: LWSServerOptions, delegate: LWSServerDelegate) throws {
+        guard (0...65535).contains(options.port) else {
+            throw LWSServerError.invalidOptions("port \(options.port) out of range")
+        }
+        guard options.pingInterval >= 1, options.pingTimeout >= 1,
+            options.pingInterval + options.pingTimeout <= 65535
+        else {
+            throw LWSServerError.invalidOptions("pingInterval and pingTimeout must be >= 1 s")
+        }
+        guard options.maxBodyBytes >= 0, options.rxBufferSize >= 128, options.txPacketSize >= 1024 else {
+            throw LWSServerError.invalidOptions("buffer sizes too small")
+        }
+        self.options = options
+        self.delegate = delegate
+
+        scratchCapacity = 16 * 1024
+        scratch = .allocate(byteCount: scratchCapacity, alignment: 16)
+
+        protocolNameC = strdupOrDie(LWSServer.protocolName)
+        serverStringC = strdupOrDie("lanpush")
+        vhostNameC = strdupOrDie("lanpush")
+
+        // "0.0.0.0" and "::" mean every address: no iface (lws binds the wildcard).
+        let host = options.host
+        let isWildcard = host.isEmpty || host == "0.0.0.0" || host == "::" || host == "*"
+        ifaceC = isWildcard ? nil : strdupOrDie(host)
+
+        retryTable = .allocate(capacity: 1)
+        retryTable.initialize(to: 1000)
+        retryPolicy = .allocate(capacity: 1)
+        var retry = lws_retry_bo_t()
+        retry.retry_ms_table = UnsafePointer(retryTable)
+        retry.retry_ms_table_count = 1
+        retry.conceal_count = 1
+        retry.secs_since_valid_ping = UInt16(options.pingInterval)
+        retry.secs_since_valid_hangup = UInt16(options.pingInterval + options.pingTimeout)
+        retry.jitter_percent = 0
+        retryPolicy.initialize(to: retry)
+
+        protocols = .allocate(capacity: 2)
+        var proto = lws_protocols()
+        proto.name = UnsafePointer(protocolNameC)
+        proto.callback = lanpushLWSCallback
+        proto.per_session_data_size = MemoryLayout<UInt64>.size
+        proto.rx_buffer_size = options.rxBufferSize
+        proto.id = 1
+        proto.user = nil
+        proto.tx_packet_size = options.txPacketSize
+        protocols.initialize(to: proto)
+        (protocols + 1).initialize(to: lws_protocols())  // terminator
+
+        timer = .allocate(capacity: 1)
+        timer.initialize(to: lanpush_lws_timer_t())
+
+        // All stored properties are set: `self` may be handed to lws now.
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        timer.pointee.owner = me
+
+        lws_set_log_level(options.libraryLogMask, nil)
+
+        var info = lws_context_creation_info()
+        info.options = lanpush_opt_explicit_vhosts() | lanpush_opt_validate_utf8()
+            | lanpush_opt_disable_os_ca_certs()
+        info.user = me
+        info.count_threads = 1
+        if options.fdLimitPerThread > 0 { info.fd_limit_per_thread = UInt32(options.fdLimitPerThread) }
+        info.port = -1  // CONTEXT_PORT_NO_LISTEN: the vhost below listens
+        info.protocols = UnsafePointer(protocols)
+
+        guard let ctx = lws_create_context(&info) else {
+            freeAllocations()
+            throw LWSServerError.contextCreationFailed
+        }
+        context = ctx
+
+        var vinfo = lws_context_creation_info()
+        vinfo.port = Int32(options.port)
+        vinfo.iface = UnsafePointer(ifaceC)
+        vinfo.protocols = UnsafePointer(protocols)
+        vinfo.extensions = nil  // no permessage-deflate
+        vinfo.mounts = nil  // every request reaches the protocol callback
+        vinfo.vhost_name = UnsafePointer(vhostNameC)
+        vinfo.server_string = UnsafePointer(serverStringC)
+        vinfo.user = me
+        vinfo.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        vinfo.keepalive_timeout = Int32(options.keepAliveTimeout)
+        vinfo.max_http_header_pool = UInt16(clamping: options.httpHeaderPool)
+        vinfo.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
+        vinfo.timeout_secs = 20
+        var vopts = lanpush_opt_validate_utf8()
+        if !host.contains(":") && host != "*" && !host.isEmpty {
+            // IPv4 literal, "0.0.0.0" or an interface name: plain IPv4 socket.
+            if isWildcard || host.split(separator: ".").count == 4 { vopts |= lanpush_opt_disable_ipv6() }
+        }
+        vinfo.options = vopts
+
+        let vh = lws_create_vhost(ctx, &vinfo)
+        let bound = vh.map { Int(lws_get_vhost_listen_port($0)) } ?? 0
+        guard vh != nil, bound > 0 else {
+            tearingDown = true
+            lws_context_destroy(ctx)
+            context = nil
+            freeAllocations()
+            throw LWSServerError.listenFailed(host: host, port: options.port)
+        }
+        port = bound
+        lock.withLock { wakeContext = ctx }
+    }
+
+    deinit {
+        if let ctx = context {
+            tearingDown = true
+            lock.withLock { wakeContext = nil }
+            lws_sul_cancel(lanpush_lws_timer_sul(timer))
+            lws_context_destroy(ctx)
+            context = nil
+            freeAllocations()
+        }
+        scratch.deallocate()
+    }
+
+    private func freeAllocations() {
+        // Only after lws_context_destroy (or when no context was made).
+        free(protocolNameC)
+        free(serverStringC)
+        free(vhostNameC)
+        if let ifaceC { free(ifaceC) }
+        protocols.deinitialize(count: 2)
+        protocols.deallocate()
+        retryPolicy.deinitialize(count: 1)
+        retryPolicy.deallocate()
+        retryTable.deinitialize(count: 1)
+        retryTable.deallocate()
+        timer.deinitialize(count: 1)
+        timer.deallocate()
+    }
+
+    // MARK: - Loop
+
+    /// Services the loop on the calling thread until ``requestStop()`` completes, then closes every
+    /// remaining connection (``LWSServerDelegate/wsClosed(_:)`` is still delivered, on this thread),
+    /// destroys the context and returns. Call once.
+    public func run() {
+        guard let ctx = context, !hasRun else { return }
+        hasRun = true
+        if stopRequested() { beginStop() }
+        while !finished {
+            if lws_service(ctx, 0) < 0 { break }
+        }
+        tearDown(ctx)
+    }
+
+    private func tearDown(_ ctx: OpaquePointer) {
+        lock.withLock { wakeContext = nil }
+        tearingDown = true
+        for conn in webSockets.values { conn.closing = true }
+        lws_sul_cancel(lanpush_lws_timer_sul(timer))
+        timerHeap.removeAll()
+        lws_context_destroy(ctx)  // remaining sessions get their CLOSED callbacks here
+        context = nil
+        httpTransactions.removeAll()
+        webSockets.removeAll()
+        pendingUpgrades.removeAll()
+        freeAllocations()
+        delegate = nil
+    }
+
+    /// Thread-safe: wakes the loop; the delegate's ``LWSServerDelegate/loopWoken()`` runs on the loop thread
+    /// soon after. Wakes may merge. No-op once the server has stopped.
+    public func wake() {
+        lock.withLock {
+            if let c = wakeContext { lws_cancel_service(c) }
+        }
+    }
+
+    /// Thread-safe: asks the loop to stop. On the loop thread the server then refuses new connections,
+    /// sends every WebSocket a 1001 "shutdown" close frame, waits up to
+    /// ``LWSServerOptions/stopDrainSeconds`` for the peers to answer, and makes ``run()`` return.
+    public func requestStop() {
+        lock.withLock {
+            stopRequestedFlag = true
+            if let c = wakeContext { lws_cancel_service(c) }
+        }
+    }
+
+    private func stopRequested() -> Bool { lock.withLock { stopRequestedFlag } }
+
+    private func beginStop() {
+        guard !stopping else { return }
+        stopping = true
+        for conn in webSockets.values { conn.close(code: 1001, reason: "shutdown") }
+        if webSockets.isEmpty {
+            finished = true
+        } else {
+            schedule(after: options.stopDrainSeconds) { [weak self] in self?.finished = true }
+        }
+    }
+
+    /// Number of open WebSocket sessions. Loop thread only.
+    public var webSocketCount: Int { webSockets.count }
+
+    /// `true` once a stop has begun (after ``requestStop()`` reached the loop). Loop thread only.
+    public var isStopping: Bool { stopping }
+
+    // MARK: - Timers
+
+    /// Runs `body` on the loop thread after `seconds` (lws timer, ~1 ms resolution). Loop thread only (or
+    /// before `run()`). Returns a handle to cancel it. Timers still pending when the server stops never run.
+    @discardableResult
+    public func schedule(after seconds: Double, _ body: @escaping () -> Void) -> LWSTimer {
+        let t = LWSTimer(body)
+        guard context != nil, !tearingDown else {
+            t.body = nil
+            return t
+        }
+        let delay = Int64(max(0, seconds) * 1_000_000)
+        timerSeq &+= 1
+        let deadline = lws_now_usecs() + delay
+        let wasFirst = timerHeap.peek().map { deadline < $0.deadline } ?? true
+        timerHeap.push(TimerEntry(deadline: deadline, seq: timerSeq, timer: t))
+        if wasFirst { armTimer() }
+        return t
+    }
+
+    private func armTimer() {
+        guard let ctx = context, !tearingDown else { return }
+        guard let top = timerHeap.peek() else {
+            lws_sul_cancel(lanpush_lws_timer_sul(timer))
+            return
+        }
+        let delay = max(0, top.deadline - lws_now_usecs())
+        lws_sul_schedule(ctx, 0, lanpush_lws_timer_sul(timer), lanpushLWSTimerFired, delay)
+    }
+
+    fileprivate func timersFired() {
+        let now = lws_now_usecs()
+        while let top = timerHeap.peek(), top.deadline <= now + 200 {
+            _ = timerHeap.pop()
+            let t = top.timer
+            guard let body = t.body else { continue }
+            t.body = nil
+            body()
+            if tearingDown { return }
+        }
+        armTimer()
+    }
+
+    // MARK: - lws callback dispatch
+
+    fileprivate func callback(
+        _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+        _ inp: UnsafeMutableRawPointer?, _ len: Int
+    ) -> Int32 {
+        if debugCallbacks { print("CB", reason.rawValue, wsi.map { "\($0)" } ?? "-", user.map { sessionID($0) } ?? 0, len) }
+        switch reason {
+        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+            if tearingDown { return 0 }
+            if stopRequested() && !stopping { beginStop() }
+            delegate?.loopWoken()
+            return 0
+
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return stopping || tearingDown ? 1 : 0
+
+        // ---- HTTP ----
+        case LWS_CALLBACK_HTTP:
+            guard let wsi, let user else { return -1 }
+            return httpRequestHeaders(wsi, user, inp, len)
+
+        case LWS_CALLBACK_HTTP_BODY:
+            guard let user, let tx = httpTransactions[sessionID(user)] else { return 0 }
+            if tx.rejected || tx.dispatched { return 0 }
+            if let inp, len > 0 {
+                if tx.body.count + len > min(tx.expected, options.maxBodyBytes) {
+                    reject(tx, status: 413, message: "request body larger than declared or allowed",
+                           field: "body", rule: "max_body")
+                    return 0
+                }
+                tx.body.append(contentsOf: UnsafeRawBufferPointer(start: inp, count: len))
+            }
+            return 0
+
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let wsi, let user, let tx = httpTransactions[sessionID(user)] else { return 0 }
+            if !tx.rejected && !tx.dispatched {
+                dispatch(tx)
+                return 0
+            }
+            // lws 4.1 re-delivers BODY_COMPLETION on every loop pass while a pipelined next request sits
+            // in its input buffer, and then never reports the connection writable: answer from here.
+            if tx.response != nil { return writeHTTP(tx, wsi) }
+            return 0
+
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let wsi, let user, let tx = httpTransactions[sessionID(user)] else { return 0 }
+            return writeHTTP(tx, wsi)
+
+        case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
+            if let user {
+                let id = sessionID(user)
+                if id != 0 { httpTransactions.removeValue(forKey: id) }
+            }
+            return 0
+
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            guard let wsi else { return -1 }
+            return confirmUpgrade(wsi, inp)
+
+        // ---- WebSocket ----
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            guard let wsi else { return 1 }
+            if stopping || tearingDown { return 1 }
+            return headerString(wsi, WSI_TOKEN_GET_URI) == options.webSocketPath ? 0 : 1
+
+        case LWS_CALLBACK_ESTABLISHED:
+            guard let wsi, let user else { return -1 }
+            return wsEstablished(wsi, user)
+
+        case LWS_CALLBACK_RECEIVE:
+            guard let wsi, let user, let conn = webSockets[sessionID(user)] else { return 0 }
+            return wsReceive(conn, wsi, inp, len)
+
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let wsi, let user, let conn = webSockets[sessionID(user)] else { return 0 }
+            if conn.closing { return closeNow(conn, wsi) }
+            conn.inWritable = true
+            delegate?.wsWritable(conn)
+            conn.inWritable = false
+            if conn.writeFailed { return -1 }
+            if conn.closing { return closeNow(conn, wsi) }
+            return 0
+
+        case LWS_CALLBACK_CLOSED:
+            guard let user else { return 0 }
+            let id = sessionID(user)
+            guard id != 0, let conn = webSockets.removeValue(forKey: id) else { return 0 }
+            conn.wsi = nil
+            conn.closing = true
+            delegate?.wsClosed(conn)
+            if stopping && webSockets.isEmpty { finished = true }
+            return 0
+
+        case LWS_CALLBACK_WSI_DESTROY:
+            if let wsi, !pendingUpgrades.isEmpty { pendingUpgrades.removeValue(forKey: wsi) }
+            return 0
+
+        default:
+            return 0
+        }
+    }
+
+    private func newID() -> UInt64 {
+        nextID &+= 1
+        return nextID
+    }
+
+    // MARK: - HTTP
+
+    private func httpRequestHeaders(
+        _ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer, _ inp: UnsafeMutableRawPointer?, _ len: Int
+    ) -> Int32 {
+        let old = sessionID(user)
+        if old != 0 { httpTransactions.removeValue(forKey: old) }
+        let id = newID()
+        user.storeBytes(of: id, as: UInt64.self)
+
+        var method: HTTPMethod?
+        for (token, m) in methodTokens where lws_hdr_total_length(wsi, token) > 0 {
+            method = m
+            break
+        }
+        var path = ""
+        if let inp, len > 0 {
+            path = String(decoding: UnsafeRawBufferPointer(start: inp, count: len), as: UTF8.self)
+        } else if let inp {
+            path = String(cString: inp.assumingMemoryBound(to: CChar.self))
+        }
+        let tx = HTTPTransaction(id: id, wsi: wsi, method: method ?? .get, path: path)
+        httpTransactions[id] = tx
+
+        guard let method else {
+            reject(tx, status: 405, message: "method not allowed", field: "method", rule: "method_not_allowed")
+            return 0
+        }
+        tx.headers = captureHeaders(wsi)
+        tx.queryItems = captureQuery(wsi)
+        tx.remoteAddress = peerAddress(wsi)
+
+        let cl = tx.headers["content-length"]
+        if let cl {
+            guard let n = parseContentLength(cl) else {
+                reject(tx, status: 400, message: "invalid Content-Length", field: "content-length",
+                       rule: "content_length")
+                return 0
+            }
+            if n > options.maxBodyBytes {
+                reject(tx, status: 413,
+                       message: "request body of \(n) bytes exceeds the limit of \(options.maxBodyBytes) bytes",
+                       field: "body", rule: "max_body")
+                return 0
+            }
+            tx.expected = n
+        } else if method == .post || method == .put || method == .patch
+            || tx.headers["transfer-encoding"] != nil
+        {
+            reject(tx, status: 411, message: "Content-Length required", field: "body", rule: "length_required")
+            return 0
+        }
+
+        if tx.expected == 0 {
+            dispatch(tx)
+        } else if let expect = tx.headers["expect"], expect.lowercased() == "100-continue" {
+            // lws 4.1 does not answer Expect itself; curl would stall a second waiting for it.
+            let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+            ensureScratch(pre + line.count)
+            let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            p.update(from: line, count: line.count)
+            if lws_write(wsi, p, line.count, LWS_WRITE_HTTP_HEADERS) < 0 { return -1 }
+        }
+        return 0
+    }
+
+    private func dispatch(_ tx: HTTPTransaction) {
+        tx.dispatched = true
+        let request = HTTPRequest(
+            method: tx.method, path: tx.path, queryItems: tx.queryItems, headers: tx.headers,
+            body: tx.body, remoteAddress: tx.remoteAddress)
+        tx.body = []
+        let response = HTTPResponse(server: self, transactionID: tx.id, method: tx.method)
+        // Stop lws from processing further input (a pipelined next request) until this one is answered:
+        // lws 4.1 otherwise re-issues BODY_COMPLETION in a busy loop while buffered input is pending.
+        lws_rx_flow_control(tx.wsi, 0)
+        lws_set_timeout(tx.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(clamping: options.responseTimeout))
+        guard let delegate else { return }
+        delegate.handleHTTP(request, response)
+    }
+
+    private func reject(_ tx: HTTPTransaction, status: Int, message: String, field: String, rule: String) {
+        tx.rejected = true
+        tx.body = []
+        lws_rx_flow_control(tx.wsi, 0)
+        let rejection = HTTPRejection(status: status, message: message, field: field, rule: rule)
+        let body = delegate?.rejectHTTP(rejection) ?? rejection.defaultJSON
+        var headers: [(String, String)] = []
+        if status == 405 { headers.append(("allow", HTTPMethod.allCases.map(\.rawValue).joined(separator: ", "))) }
+        tx.response = PendingHTTPResponse(
+            status: status, contentType: "application/json", headers: headers, body: body, closeAfter: true)
+        lws_callback_on_writable(tx.wsi)
+    }
+
+    func httpTransactionAlive(_ id: UInt64) -> Bool {
+        guard let tx = httpTransactions[id] else { return false }
+        return tx.response == nil
+    }
+
+    func queueHTTPResponse(transactionID id: UInt64, _ response: PendingHTTPResponse) {
+        guard !tearingDown, let tx = httpTransactions[id], tx.response == nil else { return }
+        tx.response = response
+        lws_rx_flow_control(tx.wsi, 1)
+        lws_callback_on_writable(tx.wsi)
+    }
+
+    /// Writes the headers and the first body chunk; further chunks on later writable callbacks.
+    private func writeHTTP(_ tx: HTTPTransaction, _ wsi: OpaquePointer) -> Int32 {
+        guard var r = tx.response else { return 0 }
+        let sendBody = tx.method != .head
+        if !r.headersSent {
+            if writeHeaders(wsi, r, contentLength: r.body.count) != 0 { return -1 }
+            r.headersSent = true
+        }
+        if sendBody && r.bodyOffset < r.body.count {
+            let chunk = min(r.body.count - r.bodyOffset, options.txPacketSize)
+            let last = r.bodyOffset + chunk == r.body.count
+            ensureScratch(pre + chunk)
+            let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            r.body.withUnsafeBufferPointer { src in
+                p.update(from: src.baseAddress! + r.bodyOffset, count: chunk)
+            }
+            if lws_write(wsi, p, chunk, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < 0 { return -1 }
+            r.bodyOffset += chunk
+            if !last {
+                tx.response = r
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+        }
+        // Done with this transaction.
+        tx.response = r
+        httpTransactions.removeValue(forKey: tx.id)
+        if r.closeAfter { return -1 }
+        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+    }
+
+    /// Builds and writes the response header block for the current transaction of `wsi`.
+    private func writeHeaders(_ wsi: OpaquePointer, _ r: PendingHTTPResponse, contentLength: Int) -> Int32 {
+        var extra = 0
+        for (n, v) in r.headers { extra += n.utf8.count + v.utf8.count + 8 }
+        let cap = pre + 512 + r.contentType.utf8.count + extra
+        ensureScratch(cap)
+        let start = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+        let end = scratch.advanced(by: cap).assumingMemoryBound(to: UInt8.self)
+        var p: UnsafeMutablePointer<UInt8>? = start
+        let rc = r.contentType.withCString {
+            lws_add_http_common_headers(
+                wsi, UInt32(clamping: r.status), $0, lws_filepos_t(contentLength), &p, end)
+        }
+        if rc != 0 { return -1 }
+        for (name, value) in r.headers {
+            let n = sanitizeHeader(name.lowercased()) + ":"
+            let v = sanitizeHeader(value)
+            let ok = n.withCString { np in
+                v.withCString { vp in
+                    np.withMemoryRebound(to: UInt8.self, capacity: n.utf8.count + 1) { np8 in
+                        vp.withMemoryRebound(to: UInt8.self, capacity: v.utf8.count + 1) { vp8 in
+                            lws_add_http_header_by_name(wsi, np8, vp8, Int32(v.utf8.count), &p, end)
+                        }
+                    }
+                }
+            }
+            if ok != 0 { return -1 }
+        }
+        if r.closeAfter {
+            let ok = "close".withCString { vp in
+                vp.withMemoryRebound(to: UInt8.self, capacity: 6) {
+                    lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, $0, 5, &p, end)
+                }
+            }
+            if ok != 0 { return -1 }
+        }
+        return lws_finalize_write_http_header(wsi, start, &p, end) != 0 ? -1 : 0
+    }
+
+    /// For answers given inside a callback that owns the write (WebSocket upgrade refusals).
+    private func writeImmediate(_ wsi: OpaquePointer, status: Int, body: [UInt8]) -> Bool {
+        let r = PendingHTTPResponse(
+            status: status, contentType: "application/json", headers: [], body: body, closeAfter: false)
+        if writeHeaders(wsi, r, contentLength: body.count) != 0 { return false }
+        if body.isEmpty { return true }
+        ensureScratch(pre + body.count)
+        let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+        p.update(from: body, count: body.count)
+        return lws_write(wsi, p, body.count, LWS_WRITE_HTTP_FINAL) >= 0
+    }
+
+    // MARK: - WebSocket
+
+    private func confirmUpgrade(_ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?) -> Int32 {
+        let target = inp.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+        guard target.lowercased() == "websocket" else {
+            // e.g. "h2c": refuse the upgrade (hang up) rather than switch protocols.
+            return -1
+        }
+        let path = headerString(wsi, WSI_TOKEN_GET_URI) ?? ""
+        if stopping || tearingDown {
+            let body = rejectionBody(status: 503, message: "server is shutting down", field: "", rule: "shutdown")
+            return writeImmediate(wsi, status: 503, body: body) ? 1 : -1
+        }
+        guard path == options.webSocketPath else {
+            let body = rejectionBody(
+                status: 404, message: "no WebSocket endpoint at \(path)", field: "path", rule: "not_found")
+            return writeImmediate(wsi, status: 404, body: body) ? 1 : -1
+        }
+        pendingUpgrades[wsi] = HTTPRequest(
+            method: .get, path: path, queryItems: captureQuery(wsi), headers: captureHeaders(wsi),
+            body: [], remoteAddress: peerAddress(wsi))
+        return 0
+    }
+
+    private func rejectionBody(status: Int, message: String, field: String, rule: String) -> [UInt8] {
+        let rejection = HTTPRejection(status: status, message: message, field: field, rule: rule)
+        return delegate?.rejectHTTP(rejection) ?? rejection.defaultJSON
+    }
+
+    private func wsEstablished(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer) -> Int32 {
+        let old = sessionID(user)
+        if old != 0 { httpTransactions.removeValue(forKey: old) }
+        let id = newID()
+        user.storeBytes(of: id, as: UInt64.self)
+        let request =
+            pendingUpgrades.removeValue(forKey: wsi)
+            ?? HTTPRequest(
+                method: .get, path: options.webSocketPath, queryItems: captureQuery(wsi),
+                headers: captureHeaders(wsi), body: [], remoteAddress: peerAddress(wsi))
+        let conn = WSConnection(id: id, server: self, wsi: wsi, peerAddress: request.remoteAddress)
+        webSockets[id] = conn
+        if stopping {
+            conn.close(code: 1001, reason: "shutdown")
+            return 0
+        }
+        delegate?.wsOpened(conn, request)
+        return 0
+    }
+
+    private func wsReceive(
+        _ conn: WSConnection, _ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?, _ len: Int
+    ) -> Int32 {
+        if conn.closing { return closeNow(conn, wsi) }
+        let final = lws_is_final_fragment(wsi) != 0
+        let remaining = Int(lws_remaining_packet_payload(wsi))
+        let complete = final && remaining == 0
+        if !conn.rxInProgress {
+            if lws_frame_is_binary(wsi) != 0 {
+                conn.close(code: 1003, reason: "binary messages are not supported")
+                return closeNow(conn, wsi)
+            }
+            if len + remaining > options.maxBodyBytes {
+                conn.close(code: 1009, reason: "message too big")
+                return closeNow(conn, wsi)
+            }
+            if complete {
+                let bytes = inp.map { Array(UnsafeRawBufferPointer(start: $0, count: len)) } ?? []
+                delegate?.wsText(conn, bytes)
+                if conn.closing { return closeNow(conn, wsi) }
+                return 0
+            }
+            conn.rxInProgress = true
+            conn.rxBuffer.removeAll(keepingCapacity: false)
+        }
+        if conn.rxBuffer.count + len + remaining > options.maxBodyBytes {
+            conn.rxBuffer = []
+            conn.close(code: 1009, reason: "message too big")
+            return closeNow(conn, wsi)
+        }
+        if let inp, len > 0 {
+            conn.rxBuffer.append(contentsOf: UnsafeRawBufferPointer(start: inp, count: len))
+        }
+        if complete {
+            let bytes = conn.rxBuffer
+            conn.rxBuffer = []
+            conn.rxInProgress = false
+            delegate?.wsText(conn, bytes)
+            if conn.closing { return closeNow(conn, wsi) }
+        }
+        return 0
+    }
+
+    /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
+    private func closeNow(_ conn: WSConnection, _ wsi: OpaquePointer) -> Int32 {
+        var reason = conn.closeReason
+        reason.withUnsafeMutableBufferPointer { buf in
+            lws_close_reason(
+                wsi, lws_close_status(rawValue: UInt32(conn.closeCode)), buf.baseAddress, buf.count)
+        }
+        return -1
+    }
+
+    func writeFrame(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer, binary: Bool) -> Bool {
+        ensureScratch(pre + bytes.count)
+        let p = scratch.advanced(by: pre)
+        if bytes.count > 0, let base = bytes.baseAddress {
+            p.copyMemory(from: base, byteCount: bytes.count)
+        }
+        let n = lws_write(
+            wsi, p.assumingMemoryBound(to: UInt8.self), bytes.count,
+            binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
+        return n >= 0
+    }
+
+    // MARK: - Helpers
+
+    private func ensureScratch(_ n: Int) {
+        guard n > scratchCapacity else { return }
+        var cap = scratchCapacity
+        while cap < n { cap *= 2 }
+        scratch.deallocate()
+        scratch = .allocate(byteCount: cap, alignment: 16)
+        scratchCapacity = cap
+    }
+
+    private func headerString(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
+        let n = Int(lws_hdr_total_length(wsi, token))
+        guard n > 0 else { return nil }
+        return copyCString(capacity: n + 1) { buf, cap in lws_hdr_copy(wsi, buf, cap, token) }
+    }
+
+    private func captureHeaders(_ wsi: OpaquePointer) -> [String: String] {
+        var out: [String: String] = [:]
+        for (name, token) in headerTokens {
+            if let v = headerString(wsi, token) { out[name] = v }
+        }
+        for name in options.extraHeaderNames {
+            let key = name.lowercased() + ":"
+            let n = key.withCString { lws_hdr_custom_length(wsi, $0, Int32(key.utf8.count)) }
+            guard n >= 0 else { continue }
+            let v = copyCString(capacity: Int(n) + 1) { buf, cap in
+                key.withCString { lws_hdr_custom_copy(wsi, buf, cap, $0, Int32(key.utf8.count)) }
+            }
+            if let v { out[name.lowercased()] = v }
+        }
+        return out
+    }
+
+    private func captureQuery(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
+        var items: [(name: String, value: String)] = []
+        var index: Int32 = 0
+        while index < 256 {
+            let n = Int(lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, index))
+            guard n > 0 else { break }
+            let frag = copyCString(capacity: n + 1) { buf, cap in
+                lws_hdr_copy_fragment(wsi, buf, cap, WSI_TOKEN_HTTP_URI_ARGS, index)
+            }
+            index += 1
+            guard let frag else { break }
+            if let eq = frag.firstIndex(of: "=") {
+                items.append((String(frag[..<eq]), String(frag[frag.index(after: eq)...])))
+            } else {
+                items.append((frag, ""))
+            }
+        }
+        return items
+    }
+
+    private func peerAddress(_ wsi: OpaquePointer) -> String {
+        copyCString(capacity: 64) { buf, cap in
+            lws_get_peer_simple(wsi, buf, Int(cap)) == nil ? -1 : Int32(strlen(buf))
+        } ?? ""
+    }
+}
+
+// MARK: - C entry points
+
+/// The protocol callback. Reaches the server through `lws_context_user`.
+private func lanpushLWSCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ inp: UnsafeMutableRawPointer?, _ len: Int
+) -> Int32 {
+    guard let wsi, let ctx = lws_get_context(wsi), let me = lws_context_user(ctx) else { return 0 }
+    let server = Unmanaged<LWSServer>.fromOpaque(me).takeUnretainedValue()
+    return server.callback(wsi, reason, user, inp, len)
+}
+
+private func lanpushLWSTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let me = lanpush_lws_timer_owner(sul) else { return }
+    Unmanaged<LWSServer>.fromOpaque(me).takeUnretainedValue().timersFired()
+}
+
+// MARK: - Internal types
+
+final class HTTPTransaction {
+    let id: UInt64
+    let wsi: OpaquePointer
+    let method: HTTPMethod
+    let path: String
+    var queryItems: [(name: String, value: String)] = []
+    var headers: [String: String] = [:]
+    var remoteAddress = ""
+    var expected = 0
+    var body: [UInt8] = []
+    var rejected = false
+    var dispatched = false
+    var response: PendingHTTPResponse?
+
+    init(id: UInt64, wsi: OpaquePointer, method: HTTPMethod, path: String) {
+        self.id = id
+        self.wsi = wsi
+        self.method = method
+        self.path = path
+    }
+}
+
+/// A pending ``LWSServer/schedule(after:_:)`` call. Loop thread only.
+public final class LWSTimer {
+    var body: (() -> Void)?
+    init(_ body: @escaping () -> Void) { self.body = body }
+    /// Prevents the body from running (no-op if it already ran).
+    public func cancel() { body = nil }
+    /// `true` until the body ran or the timer was cancelled.
+    public var isPending: Bool { body != nil }
+}
+
+struct TimerEntry {
+    let deadline: Int64
+    let seq: UInt64
+    let timer: LWSTimer
+
+    func before(_ o: TimerEntry) -> Bool { deadline != o.deadline ? deadline < o.deadline : seq < o.seq }
+}
+
+/// Binary min-heap on (deadline, seq).
+struct TimerHeap {
+    private var items: [TimerEntry] = []
+
+    func peek() -> TimerEntry? { items.first }
+    mutating func removeAll() { items.removeAll() }
+
+    mutating func push(_ e: TimerEntry) {
+        items.append(e)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard items[i].before(items[parent]) else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() -> TimerEntry? {
+        guard !items.isEmpty else { return nil }
+        let top = items[0]
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var i = 0
+            while true {
+                let l = 2 * i + 1
+                let r = l + 1
+                var m = i
+                if l < items.count && items[l].before(items[m]) { m = l }
+                if r < items.count && items[r].before(items[m]) { m = r }
+                if m == i { break }
+                items.swapAt(i, m)
+                i = m
+            }
+        }
+        return top
+    }
+}
+
+// MARK: - Tables and small helpers
+
+let debugCallbacks = getenv("LWS_DEBUG_CB") != nil
+
+private let methodTokens: [(lws_token_indexes, HTTPMethod)] = [
+    (WSI_TOKEN_GET_URI, .get), (WSI_TOKEN_POST_URI, .post), (WSI_TOKEN_PUT_URI, .put),
+    (WSI_TOKEN_PATCH_URI, .patch), (WSI_TOKEN_DELETE_URI, .delete), (WSI_TOKEN_OPTIONS_URI, .options),
+    (WSI_TOKEN_HEAD_URI, .head),
+]
+
+private let headerTokens: [(String, lws_token_indexes)] = [
+    ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION),
+    ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE),
+    ("content-length", WSI_TOKEN_HTTP_CONTENT_LENGTH),
+    ("transfer-encoding", WSI_TOKEN_HTTP_TRANSFER_ENCODING),
+    ("expect", WSI_TOKEN_HTTP_EXPECT),
+    ("host", WSI_TOKEN_HOST),
+    ("user-agent", WSI_TOKEN_HTTP_USER_AGENT),
+    ("accept", WSI_TOKEN_HTTP_ACCEPT),
+    ("accept-encoding", WSI_TOKEN_HTTP_ACCEPT_ENCODING),
+    ("accept-language", WSI_TOKEN_HTTP_ACCEPT_LANGUAGE),
+    ("origin", WSI_TOKEN_ORIGIN),
+    ("connection", WSI_TOKEN_CONNECTION),
+    ("upgrade", WSI_TOKEN_UPGRADE),
+    ("cookie", WSI_TOKEN_HTTP_COOKIE),
+    ("cache-control", WSI_TOKEN_HTTP_CACHE_CONTROL),
+    ("if-none-match", WSI_TOKEN_HTTP_IF_NONE_MATCH),
+    ("if-modified-since", WSI_TOKEN_HTTP_IF_MODIFIED_SINCE),
+    ("referer", WSI_TOKEN_HTTP_REFERER),
+    ("x-forwarded-for", WSI_TOKEN_X_FORWARDED_FOR),
+    ("x-real-ip", WSI_TOKEN_HTTP_X_REAL_IP),
+    ("x-auth-token", WSI_TOKEN_X_AUTH_TOKEN),
+    ("sec-websocket-protocol", WSI_TOKEN_PROTOCOL),
+    ("sec-websocket-version", WSI_TOKEN_VERSION),
+    ("sec-websocket-key", WSI_TOKEN_KEY),
+    ("sec-websocket-extensions", WSI_TOKEN_EXTENSIONS),
+]
+
+@inline(__always)
+private func sessionID(_ user: UnsafeMutableRawPointer) -> UInt64 {
+    user.load(as: UInt64.self)
+}
+
+private func parseContentLength(_ s: String) -> Int? {
+    let t = s.trimmingSpaces()
+    guard !t.isEmpty, t.utf8.count <= 15, t.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+    return Int(t)
+}
+
+private func sanitizeHeader(_ s: String) -> String {
+    String(String.UnicodeScalarView(s.unicodeScalars.filter { $0 != "\r" && $0 != "\n" && $0 != "\0" }))
+}
+
+/// Calls `fill(buffer, capacity)`; a non-negative result is the string's length.
+private func copyCString(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> String? {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buf -> String? in
+        guard let base = buf.baseAddress else { return nil }
+        base.initialize(repeating: 0, count: capacity)
+        let n = Int(fill(base, Int32(capacity)))
+        guard n >= 0, n < capacity else { return nil }
+        return base.withMemoryRebound(to: UInt8.self, capacity: n) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
+        }
+    }
+}
+
+private func strdupOrDie(_ s: String) -> UnsafeMutablePointer<CChar> {
+    guard let p = strdup(s) else { fatalError("out of memory") }
+    return p
+}
+
+extension String {
+    fileprivate func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

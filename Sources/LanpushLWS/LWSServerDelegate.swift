@@ -1,0 +1,35 @@
+/// What the daemon implements. Every method is called on the loop thread (the thread inside
+/// ``LWSServer/run()``), never concurrently; the delegate may call back into the server and its
+/// connections synchronously from any of them.
+public protocol LWSServerDelegate: AnyObject {
+    /// A complete HTTP request (body read in full, within ``LWSServerOptions/maxBodyBytes``). Answer through
+    /// `response`, now or later on the loop thread. WebSocket upgrades never arrive here.
+    func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse)
+
+    /// Renders the body of an answer the adapter gives on its own (see ``HTTPRejection``); it is sent
+    /// as `application/json`. Default: ``HTTPRejection/defaultJSON``.
+    func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8]
+
+    /// A WebSocket on ``LWSServerOptions/webSocketPath`` completed its handshake. `request` holds the
+    /// handshake's path, query, headers and peer address (method `.get`, empty body).
+    func wsOpened(_ connection: WSConnection, _ request: HTTPRequest)
+
+    /// One complete text message (fragments reassembled, UTF-8 validated by lws).
+    func wsText(_ connection: WSConnection, _ bytes: [UInt8])
+
+    /// The connection asked for with ``WSConnection/requestWritable()`` can take data now: call
+    /// ``WSConnection/send(_:binary:)``. Not called once the connection is closing.
+    func wsWritable(_ connection: WSConnection)
+
+    /// The connection is gone (peer close, ping timeout, error, ``WSConnection/close(code:reason:)``, or
+    /// server stop). Called exactly once per opened connection; afterwards the object is inert.
+    func wsClosed(_ connection: WSConnection)
+
+    /// ``LWSServer/wake()`` was called (several wakes may be merged into one call). Default: nothing.
+    func loopWoken()
+}
+
+extension LWSServerDelegate {
+    public func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8] { rejection.defaultJSON }
+    public func loopWoken() {}
+}

@@ -1,0 +1,100 @@
+/// Configuration of an ``LWSServer``. Plain values; copied at `init`.
+public struct LWSServerOptions: Sendable {
+    /// Address to listen on: an IPv4 literal (`"0.0.0.0"` = every IPv4 address, `"127.0.0.1"`),
+    /// an IPv6 literal (`"::"` = every address, v4-mapped included), or an interface name.
+    public var host: String
+    /// TCP port; `0` asks the kernel for an ephemeral port (read it back from ``LWSServer/port``).
+    public var port: Int
+    /// Seconds without a PONG before the server sends a WebSocket PING (lws validity policy).
+    public var pingInterval: Int
+    /// Seconds after the ping time without a PONG before the connection is hung up. A silent peer is
+    /// closed `pingInterval + pingTimeout` seconds (plus at most ~1 s of timer slack) after its last PONG
+    /// (or after the handshake).
+    public var pingTimeout: Int
+    /// Largest accepted HTTP request body and largest reassembled WebSocket message, in bytes.
+    /// Beyond it: HTTP answers 413, WebSocket closes with 1009.
+    public var maxBodyBytes: Int
+    /// Per-connection WebSocket receive buffer (lws `rx_buffer_size`). Small keeps idle sessions small;
+    /// bigger messages still arrive, in several pieces that the adapter reassembles.
+    public var rxBufferSize: Int
+    /// Largest single `send()` lws issues (lws `tx_packet_size`); the remainder of a bigger frame is
+    /// buffered by lws and flushed before the next writable callback.
+    public var txPacketSize: Int
+    /// lws `fd_limit_per_thread`. Pass a value below RLIMIT_NOFILE (lws 4.1 spins on accept at EMFILE).
+    /// `0` keeps lws's own default (derived from the rlimit — not recommended).
+    public var fdLimitPerThread: Int
+    /// How many HTTP requests may hold a parsed header table at once (lws `max_http_header_pool`).
+    /// Requests beyond it wait until one completes. WebSocket sessions release theirs after the handshake.
+    public var httpHeaderPool: Int
+    /// Largest request header block lws accepts (lws `max_http_header_data`).
+    public var maxHeaderBytes: Int
+    /// Seconds a request may wait for its ``HTTPResponse`` before lws drops the connection.
+    public var responseTimeout: Int
+    /// Seconds an idle HTTP/1.1 keep-alive connection is kept open between requests.
+    public var keepAliveTimeout: Int
+    /// After ``LWSServer/requestStop()``: how long `run()` waits for WebSocket peers to answer the
+    /// 1001 close frame before tearing everything down.
+    public var stopDrainSeconds: Double
+    /// The only path on which WebSocket upgrades are accepted; other upgrade paths get a JSON 404.
+    public var webSocketPath: String
+    /// Request headers lws does not know by name that should still be captured into ``HTTPRequest``
+    /// (lower case, without the colon), e.g. `"x-request-id"`.
+    public var extraHeaderNames: [String]
+    /// lws's process-wide log mask (`LLL_ERR` = 1, `LLL_WARN` = 2, `LLL_NOTICE` = 4, ...). lws logs to stderr.
+    public var libraryLogMask: Int32
+
+    public init(
+        host: String = "0.0.0.0",
+        port: Int = 8765,
+        pingInterval: Int = 10,
+        pingTimeout: Int = 10,
+        maxBodyBytes: Int = 64 * 1024,
+        rxBufferSize: Int = 4096,
+        txPacketSize: Int = 64 * 1024,
+        fdLimitPerThread: Int = 0,
+        httpHeaderPool: Int = 64,
+        maxHeaderBytes: Int = 8192,
+        responseTimeout: Int = 60,
+        keepAliveTimeout: Int = 30,
+        stopDrainSeconds: Double = 0.5,
+        webSocketPath: String = "/v1/stream",
+        extraHeaderNames: [String] = [],
+        libraryLogMask: Int32 = 1 | 2
+    ) {
+        self.host = host
+        self.port = port
+        self.pingInterval = pingInterval
+        self.pingTimeout = pingTimeout
+        self.maxBodyBytes = maxBodyBytes
+        self.rxBufferSize = rxBufferSize
+        self.txPacketSize = txPacketSize
+        self.fdLimitPerThread = fdLimitPerThread
+        self.httpHeaderPool = httpHeaderPool
+        self.maxHeaderBytes = maxHeaderBytes
+        self.responseTimeout = responseTimeout
+        self.keepAliveTimeout = keepAliveTimeout
+        self.stopDrainSeconds = stopDrainSeconds
+        self.webSocketPath = webSocketPath
+        self.extraHeaderNames = extraHeaderNames
+        self.libraryLogMask = libraryLogMask
+    }
+}
+
+/// Why ``LWSServer/init(options:delegate:)`` failed.
+public enum LWSServerError: Error, CustomStringConvertible, Equatable {
+    /// An option is out of range (the string says which).
+    case invalidOptions(String)
+    /// `lws_create_context` failed.
+    case contextCreationFailed
+    /// The vhost could not listen on host:port (address in use, no such address or interface, no permission).
+    case listenFailed(host: String, port: Int)
+
+    public var description: String {
+        switch self {
+        case .invalidOptions(let why): return "invalid server options: \(why)"
+        case .contextCreationFailed: return "libwebsockets: could not create the context"
+        case .listenFailed(let host, let port):
+            return "cannot listen on \(host):\(port) (address in use, unknown address, or no permission)"
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import CLibWebSockets
+
+/// One WebSocket session. Identity is the object (and its ``id``). Every member is loop-thread only.
+///
+/// Writing follows the lws rule "write from the writable callback": call ``requestWritable()``; in
+/// ``LWSServerDelegate/wsWritable(_:)`` call ``send(_:binary:)`` for one frame, and you may keep sending
+/// further frames in the same callback while ``isChoked`` is `false` (lws 4.1 appends anything the kernel
+/// did not take to its own output buffer and reports the pipe choked until that buffer is flushed).
+/// When frames remain, call ``requestWritable()`` again before returning. `send` outside `wsWritable`
+/// returns `false` and sends nothing.
+public final class WSConnection {
+    /// Unique within the server's lifetime (shared counter with HTTP transactions; never reused).
+    public let id: UInt64
+    /// The peer's IP address as text.
+    public let peerAddress: String
+    /// Free slot for the daemon (e.g. its session object). The adapter never reads it.
+    public var userData: AnyObject?
+
+    weak var server: LWSServer?
+    /// nil once lws has closed the connection.
+    var wsi: OpaquePointer?
+    var closing = false
+    var closeCode: UInt16 = 1000
+    var closeReason: [UInt8] = []
+    var inWritable = false
+    var writeFailed = false
+    var rxBuffer: [UInt8] = []
+    var rxInProgress = false
+    /// The socket, for tests (TCP_NODELAY check).
+    let socketFD: Int32
+
+    init(id: UInt64, server: LWSServer, wsi: OpaquePointer, peerAddress: String) {
+        self.id = id
+        self.server = server
+        self.wsi = wsi
+        self.peerAddress = peerAddress
+        self.socketFD = Int32(lws_get_socket_fd(wsi))
+    }
+
+    /// `true` until the connection is closed or a close was requested.
+    public var isOpen: Bool { wsi != nil && !closing }
+
+    /// Whether the socket cannot take more right now (lws output buffer pending or kernel buffer full).
+    /// `true` when the connection is closing or closed. Costs one `poll()` call.
+    public var isChoked: Bool {
+        guard let wsi, !closing else { return true }
+        return lws_send_pipe_choked(wsi) != 0
+    }
+
+    /// Asks for one ``LWSServerDelegate/wsWritable(_:)`` call when the socket can take data. Repeated
+    /// requests before the callback merge into one. No-op once closing.
+    public func requestWritable() {
+        guard let wsi, !closing else { return }
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Sends one complete frame (text unless `binary`). Only valid inside
+    /// ``LWSServerDelegate/wsWritable(_:)`` for this connection; returns `false` (and sends nothing)
+    /// elsewhere, when closing, or when lws reports a write error (the connection then closes).
+    @discardableResult
+    public func send(_ bytes: [UInt8], binary: Bool = false) -> Bool {
+        bytes.withUnsafeBytes { send(bytes: $0, binary: binary) }
+    }
+
+    /// ``send(_:binary:)`` from a raw buffer (copied behind lws's `LWS_PRE` headroom before writing).
+    @discardableResult
+    public func send(bytes: UnsafeRawBufferPointer, binary: Bool = false) -> Bool {
+        guard let wsi, !closing, inWritable, !writeFailed, let server else { return false }
+        if server.writeFrame(wsi, bytes, binary: binary) { return true }
+        writeFailed = true
+        return false
+    }
+
+    /// Closes with a close frame carrying `code` and `reason` (at most 123 bytes of UTF-8). The frame goes
+    /// out from the next writable (or receive) callback of this connection; ``LWSServerDelegate/wsClosed(_:)``
+    /// follows once lws has closed the socket. No-op if already closing.
+    public func close(code: UInt16 = 1000, reason: String = "") {
+        guard let wsi, !closing else { return }
+        closing = true
+        closeCode = code
+        var r: [UInt8] = []
+        for scalar in reason.unicodeScalars {
+            let encoded = Array(String(scalar).utf8)
+            if r.count + encoded.count > 123 { break }
+            r.append(contentsOf: encoded)
+        }
+        closeReason = r
+        lws_callback_on_writable(wsi)
+    }
+}

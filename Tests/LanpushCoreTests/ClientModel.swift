@@ -1,0 +1,65 @@
+@testable import LanpushCore
+
+/// A LAN client as docs/PROTOCOL.md describes one: applies frames, checks their order, remembers its seq.
+struct ClientModel {
+    struct Held: Equatable {
+        var state: ContentState
+        var phase: ActivityPhase
+        var title: String
+    }
+
+    var activities: [String: Held] = [:]
+    var notifications: [UInt64] = []
+    var lastSeq: UInt64 = 0
+    var epoch: String?
+    var frames = 0
+    var violations: [String] = []
+
+    mutating func receive(_ event: OutboundEvent) {
+        frames += 1
+        let json = event.json
+        let seq = UInt64(json["seq"]!.numberValue!)
+        switch event {
+        case .snapshot(let epoch, _, let list):
+            self.epoch = epoch
+            activities = Dictionary(uniqueKeysWithValues: list.map { ($0.tag, Held(state: $0.state, phase: $0.phase, title: $0.attributes.title)) })
+        case .start(_, let tag, let attributes, _, _):
+            activities[tag] = Held(
+                state: json["state"]!.objectValue!, phase: ActivityPhase(rawValue: json["phase"]?.stringValue ?? "active")!,
+                title: attributes.title)
+        case .update(_, let tag, let patch, _, _, _):
+            guard var held = activities[tag], held.phase.isLive else {
+                violations.append("update of \(tag) that the client does not hold live (seq \(seq))")
+                return
+            }
+            held.state = MergePatch.apply(patch, to: held.state)
+            held.phase = ActivityPhase(rawValue: json["phase"]!.stringValue!)!
+            activities[tag] = held
+        case .end(_, let tag, let patch, _):
+            guard var held = activities[tag], held.phase.isLive else {
+                violations.append("end of \(tag) that the client does not hold live (seq \(seq))")
+                return
+            }
+            held.state = MergePatch.apply(patch, to: held.state)
+            held.phase = .ended
+            activities[tag] = held
+        case .lifecycle(_, let tag, let phase):
+            if phase == .dismissed {
+                activities.removeValue(forKey: tag)
+            } else if var held = activities[tag] {
+                if !held.phase.isLive { violations.append("\(phase) of ended \(tag)") }
+                held.phase = phase
+                activities[tag] = held
+            }
+        case .notification, .clear:
+            notifications.append(seq)
+        }
+        if case .snapshot = event {
+        } else if case .notification = event {
+        } else if case .clear = event {
+        } else if seq <= lastSeq {
+            violations.append("seq \(seq) after \(lastSeq)")
+        }
+        lastSeq = max(lastSeq, seq)
+    }
+}

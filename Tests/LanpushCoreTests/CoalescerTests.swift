@@ -1,0 +1,246 @@
+import PropertyBased
+import Testing
+
+@testable import LanpushCore
+
+@Suite struct CoalescerTests {
+    let t0 = 1_700_000_000.0
+
+    func live(_ tag: String, _ state: ContentState, silent: Bool = false, alert: ActivityAlert? = nil) -> PushCommand {
+        .liveUpdate(LiveUpdate(tag: tag, title: tag.uppercased(), state: state, silent: silent, alert: alert))
+    }
+
+    /// Drives one session: apply commands to the ledger, fan changes to the coalescer, read frames.
+    struct Harness {
+        var ledger = DeviceLedger(deviceId: "phone", epoch: "e1", historyCapacity: 64, notificationLimit: 50)
+        var coalescer: Coalescer
+        var client = ClientModel()
+        var now = 1_700_000_000.0
+
+        init(window: Int = 32) {
+            (coalescer, _) = Coalescer.subscribe(ledger: ledger, resume: nil, window: window)
+        }
+
+        mutating func apply(_ command: PushCommand) {
+            for change in ledger.apply(command, now: now) { coalescer.note(change) }
+        }
+
+        @discardableResult
+        mutating func read(max: Int = .max, ack: Bool = true) -> [OutboundEvent] {
+            var frames = [OutboundEvent]()
+            while frames.count < max, let frame = coalescer.next(ledger: &ledger, now: now) {
+                frames.append(frame)
+                client.receive(frame)
+            }
+            if ack { coalescer.acknowledge(client.lastSeq) }
+            return frames
+        }
+    }
+
+    @Test func aFastReaderSeesEveryChangeAsItHappens() {
+        var h = Harness()
+        h.read()
+        h.apply(live("washer", ["message": "Cycle started"]))
+        guard case .start(1, "washer", let attributes, _, _) = h.read().first else {
+            Issue.record("expected a start")
+            return
+        }
+        #expect(attributes.title == "WASHER")
+        h.apply(live("washer", ["message": "Rinsing", "progress": 900, "progress_max": 3600]))
+        #expect(h.read().map(\.json) == [["type": "update", "seq": 2, "tag": "washer", "phase": "active", "patch": ["message": "Rinsing", "progress": 900, "progress_max": 3600]]])
+        h.apply(live("washer", ["message": "Spinning", "progress": 1800], silent: true))
+        #expect(h.read().map(\.json) == [["type": "update", "seq": 3, "tag": "washer", "phase": "active", "silent": true, "patch": ["message": "Spinning", "progress": 1800, "progress_max": .null]]])
+        h.apply(.end(EndRequest(tag: "washer", dismissal: .after(60))))
+        #expect(h.read().map(\.json) == [["type": "end", "seq": 4, "tag": "washer", "patch": [:], "dismissal_date": .number(h.now + 60)]])
+        #expect(h.client.violations.isEmpty)
+    }
+
+    @Test func aSlowReaderGetsOneMergedDeltaPerTagCarryingTheNewestSeq() {
+        var h = Harness()
+        h.read()
+        h.apply(live("a", ["message": "1"]))
+        h.apply(live("b", ["message": "1"]))
+        for i in 2...50 {
+            h.apply(live("a", ["message": .string("\(i)")], silent: true))
+            h.apply(live("b", ["message": .string("\(i)")], silent: i % 2 == 0))
+        }
+        let frames = h.read()
+        #expect(frames.count == 2)
+        #expect(frames.map(\.seq) == [99, 100])  // a's newest is 99, b's is 100
+        #expect(h.client.activities["a"]?.state == ["message": "50"])
+        #expect(h.client.activities["b"]?.state == ["message": "50"])
+    }
+
+    @Test func mergedUpdatesAreSilentOnlyIfEveryChangeWas() {
+        var h = Harness()
+        h.read()
+        h.apply(live("a", ["message": "0"]))
+        h.read()
+        h.apply(live("a", ["message": "1"], silent: true))
+        h.apply(live("a", ["message": "2"], silent: false))
+        h.apply(live("a", ["message": "3"], silent: true))
+        #expect(h.read().first?.json["silent"] == nil)
+        h.apply(live("a", ["message": "4"], silent: true))
+        h.apply(live("a", ["message": "5"], silent: true, alert: ActivityAlert(title: "t", body: "b")))
+        let frame = h.read().first!.json
+        #expect(frame["silent"] == true)
+        #expect(frame["alert"] == ["title": "t", "body": "b"])
+    }
+
+    @Test func creditWindowBoundsFramesInFlight() {
+        var h = Harness(window: 4)
+        h.read()
+        for tag in 0..<10 { h.apply(live("t\(tag)", ["message": "x"])) }
+        #expect(h.read(ack: false).count == 4)
+        #expect(h.coalescer.next(ledger: &h.ledger, now: h.now) == nil)
+        h.coalescer.acknowledge(2)
+        #expect(h.read(ack: false).count == 2)
+        h.coalescer.acknowledge(100)
+        #expect(h.read().count == 4)
+        #expect(h.client.activities.count == 10)
+    }
+
+    @Test func endAbsorbsPendingUpdatesAndCarriesTheFinalState() {
+        var h = Harness()
+        h.read()
+        h.apply(live("a", ["message": "start", "progress": 1]))
+        h.read()
+        h.apply(live("a", ["message": "mid", "progress": 50]))
+        h.apply(live("a", ["message": "done", "progress": 100]))
+        h.apply(.end(EndRequest(tag: "a")))
+        let frames = h.read()
+        #expect(frames.count == 1)
+        #expect(frames.first?.json["type"] == "end")
+        #expect(h.client.activities["a"] == .init(state: ["message": "done", "progress": 100], phase: .ended, title: "A"))
+    }
+
+    @Test func startUnseenByTheClientArrivesAsAStartWithTheLatestState() {
+        var h = Harness()
+        h.read()
+        h.apply(live("a", ["message": "1"]))
+        h.apply(live("a", ["message": "2"]))
+        let frames = h.read()
+        #expect(frames.map { $0.json["type"] } == ["start"])
+        #expect(h.client.activities["a"]?.state == ["message": "2"])
+    }
+
+    @Test func notificationsQueueInOrderBetweenSlots() {
+        var h = Harness()
+        h.read()
+        h.apply(live("a", ["message": "1"]))
+        h.apply(.notification(PlainNotification(title: "Door", message: "open", data: ["x": 1])))
+        h.apply(live("a", ["message": "2"]))
+        h.apply(.notification(PlainNotification(message: "second")))
+        let frames = h.read()
+        #expect(frames.map { $0.json["type"]!.stringValue! } == ["notification", "start", "notification"])
+        #expect(frames.map(\.seq) == [2, 3, 4])
+    }
+
+    @Test func replayResumeSendsOnlyTheDifference() {
+        var h = Harness()
+        h.read()
+        h.apply(live("a", ["message": "1", "progress": 1]))
+        h.apply(live("b", ["message": "1"]))
+        h.read()
+        let resumeAt = h.client.lastSeq
+        h.apply(live("a", ["message": "2", "progress": 1]))  // changes while the client is away
+        h.apply(live("a", ["message": "3", "progress": 1]))
+        var (c, start) = Coalescer.subscribe(ledger: h.ledger, resume: (epoch: "e1", seq: resumeAt), window: 32)
+        #expect(start == .replay(from: resumeAt))
+        let frame = c.next(ledger: &h.ledger, now: h.now)
+        #expect(frame?.json == ["type": "update", "seq": 4, "tag": "a", "phase": "active", "patch": ["message": "3"]])
+        #expect(c.next(ledger: &h.ledger, now: h.now) == nil)
+        #expect(c.takeSynced(ledger: h.ledger) == 4)
+    }
+
+    @Test func unknownEpochOrShortHistoryGetsASnapshot() {
+        var h = Harness()
+        h.apply(live("a", ["message": "1"]))
+        let (_, other) = Coalescer.subscribe(ledger: h.ledger, resume: (epoch: "old", seq: 1), window: 8)
+        #expect(other == .snapshot)
+        for i in 0..<100 { h.apply(live("a", ["message": .string("\(i)")])) }  // history holds 64
+        var (c, start) = Coalescer.subscribe(ledger: h.ledger, resume: (epoch: "e1", seq: 1), window: 8)
+        #expect(start == .snapshot)
+        guard case .snapshot(_, 101, let list) = c.next(ledger: &h.ledger, now: h.now) else {
+            Issue.record("expected a snapshot")
+            return
+        }
+        #expect(list.map(\.state) == [["message": "99"]])
+    }
+
+    @Test func mergedFrameOvertakingOlderChangesMakesItsSeqUnsafeForReplay() {
+        var h = Harness(window: 1)
+        h.read()
+        h.apply(live("a", ["message": "1"]))  // 1
+        h.apply(live("b", ["message": "1"]))  // 2
+        h.apply(live("a", ["message": "2"]))  // 3: a's key moves behind b's
+        h.read(max: 1, ack: false)  // sends b (seq 2) while a's change 1 is pending
+        #expect(h.client.lastSeq == 2)
+        let (_, start) = Coalescer.subscribe(ledger: h.ledger, resume: (epoch: "e1", seq: 2), window: 8)
+        #expect(start == .snapshot)
+    }
+
+    /// The coalescer's contract, for any interleaving of updates, ends, notifications, time, reads, acks and
+    /// reconnects: frames arrive in increasing seq, nothing of an activity follows its end, memory is
+    /// O(tags), and after a final drain the client holds exactly the ledger's current state.
+    @Test func anyInterleavingConvergesToTheLastAcceptedState() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...999).array(of: 1...160), Gen.int(in: 1...6)) { ops, window in
+            var h = Harness(window: window)
+            let tags = ["a", "b", "c", "d"]
+            var reconnects = 0
+            for op in ops {
+                let tag = tags[op % tags.count]
+                switch op / 10 % 10 {
+                case 0...3:
+                    var state: ContentState = ["message": .string("m\(op % 7)")]
+                    if op % 3 == 0 { state["progress"] = .number(Double(op % 11)) }
+                    if op % 5 == 0 { state["template"] = ["template": "generic", "progress": .number(Double(op % 4) / 4)] }
+                    let stale: Double? = op % 13 == 0 ? h.now + 5 : nil
+                    h.apply(.liveUpdate(LiveUpdate(tag: tag, title: tag, state: state, silent: op % 2 == 0, staleDate: stale)))
+                case 4:
+                    h.apply(.end(EndRequest(tag: tag, dismissal: op % 3 == 0 ? .immediate : .after(30))))
+                case 5:
+                    h.apply(.notification(PlainNotification(message: "n\(op)")))
+                case 6:
+                    h.now += Double(op % 40)
+                    for change in h.ledger.advance(to: h.now) { h.coalescer.note(change) }
+                    if op % 2 == 0 { h.ledger.pruneDismissed() }
+                case 7:
+                    if let change = h.ledger.dismissedByUser(tag: tag, now: h.now) { h.coalescer.note(change) }
+                case 8:
+                    h.read(max: op % 4, ack: op % 3 != 0)
+                default:
+                    // The connection drops (frames in flight are lost) and the client resumes from what it has.
+                    reconnects += 1
+                    let (c, _) = Coalescer.subscribe(
+                        ledger: h.ledger, resume: h.client.epoch.map { ($0, h.client.lastSeq) }, window: window)
+                    h.coalescer = c
+                }
+                let footprint = h.coalescer.footprint
+                #expect(footprint.pending <= tags.count)
+                #expect(footprint.order <= 2 * tags.count + 16)
+                #expect(h.coalescer.unacknowledged <= window)
+            }
+            for _ in 0..<1000 where h.coalescer.dirtySlots > 0 || h.coalescer.pendingNotifications(in: h.ledger) > 0 || h.coalescer.unacknowledged > 0 {
+                h.read()
+            }
+            h.read()
+            #expect(h.client.violations == [])
+            for activity in h.ledger.activities.values {
+                let held = h.client.activities[activity.tag]
+                switch activity.phase {
+                case .active, .stale:
+                    #expect(held == .init(state: activity.state, phase: activity.phase, title: activity.attributes.title))
+                case .ended:
+                    #expect(held == .init(state: activity.state, phase: .ended, title: activity.attributes.title))
+                case .dismissed:
+                    #expect(held == nil)
+                }
+            }
+            for tag in tags where h.ledger.activities[tag] == nil {
+                #expect(h.client.activities[tag] == nil)
+            }
+            _ = reconnects
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Testing
+
+@testable import LanpushCore
+
+@Suite struct LifecycleTests {
+    let t0 = 1_700_000_000.0
+
+    func update(_ message: String, title: String? = "Washer", stale: Double? = nil, relevance: Double? = nil) -> PushCommand {
+        .liveUpdate(LiveUpdate(tag: "washer", title: title, state: ["message": .string(message)], staleDate: stale, relevanceScore: relevance))
+    }
+
+    @Test func startThenUpdateKeepsTheTitleAndReplacesTheState() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        #expect(ledger.apply(update("Cycle started"), now: t0).map(\.kind) == [.start])
+        #expect(ledger.apply(update("Rinsing", title: "Other"), now: t0 + 10).map(\.kind) == [.update])
+        let a = ledger.activities["washer"]!
+        #expect(a.attributes.title == "Washer")
+        #expect(a.attributes.startedAt == t0)
+        #expect(a.state == ["message": "Rinsing"])
+        #expect(a.generation == 1 && a.lastSeq == 2 && ledger.seq == 2)
+    }
+
+    @Test func endKeepsFinalStateAndDefaultPolicyKeepsItVisibleFourHours() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("Done"), now: t0)
+        #expect(ledger.apply(.end(EndRequest(tag: "washer")), now: t0 + 5).map(\.kind) == [.end])
+        let a = ledger.activities["washer"]!
+        #expect(a.phase == .ended && a.state == ["message": "Done"])
+        #expect(a.dismissalDate == t0 + 5 + 4 * 3600)
+        #expect(ledger.advance(to: t0 + 5 + 4 * 3600 - 1).isEmpty)
+        #expect(ledger.advance(to: t0 + 5 + 4 * 3600).map(\.kind) == [.lifecycle])
+        #expect(ledger.activities["washer"]!.phase == .dismissed)
+    }
+
+    @Test(arguments: [(nil as Double?, 4 * 3600.0), (0, 0), (-3, 0), (90, 90)])
+    func dismissalPolicies(interval: Double?, visibleFor: Double) {
+        let policy = DismissalPolicy(interval: interval)
+        #expect(policy.dismissalDate(endedAt: t0) == t0 + visibleFor)
+    }
+
+    @Test func immediateDismissalEndsStraightIntoDismissed() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("x"), now: t0)
+        _ = ledger.end(tag: "washer", dismissal: .immediate, now: t0 + 1)
+        #expect(ledger.activities["washer"]!.phase == .dismissed)
+        #expect(ledger.visibleActivities.isEmpty)
+    }
+
+    @Test func staleDateMakesItStaleAndAnUpdateMakesItActiveAgain() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("x", stale: t0 + 60), now: t0)
+        #expect(ledger.nextDeadline == t0 + 60)
+        #expect(ledger.advance(to: t0 + 61).map(\.kind) == [.lifecycle])
+        #expect(ledger.activities["washer"]!.phase == .stale)
+        _ = ledger.apply(update("y", stale: t0 + 600), now: t0 + 70)
+        #expect(ledger.activities["washer"]!.phase == .active)
+        #expect(ledger.activities["washer"]!.staleDate == t0 + 600)
+    }
+
+    @Test func appleEndsActivitiesAfterEightHours() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("x"), now: t0)
+        #expect(ledger.advance(to: t0 + 8 * 3600 - 1).isEmpty)
+        #expect(ledger.advance(to: t0 + 8 * 3600).map(\.kind) == [.end])
+        #expect(ledger.activities["washer"]!.phase == .ended)
+    }
+
+    @Test func liveUpdateAfterEndStartsANewActivity() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("a"), now: t0)
+        _ = ledger.apply(.end(EndRequest(tag: "washer")), now: t0 + 1)
+        #expect(ledger.apply(update("b", title: "New"), now: t0 + 2).map(\.kind) == [.start])
+        let a = ledger.activities["washer"]!
+        #expect(a.generation == 3 && a.attributes.startedAt == t0 + 2 && a.attributes.title == "New")
+    }
+
+    @Test func clearOfATagWithoutActivityClearsTheNotification() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        #expect(ledger.apply(.end(EndRequest(tag: "door")), now: t0).map(\.kind) == [.clear])
+        #expect(ledger.notifications.count == 1)
+    }
+
+    func update(_ tag: String, _ message: String) -> PushCommand {
+        .liveUpdate(LiveUpdate(tag: tag, title: tag, state: ["message": .string(message)]))
+    }
+
+    @Test func endAllAndUserDismissal() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("a", "1"), now: t0)
+        _ = ledger.apply(update("b", "2"), now: t0)
+        _ = ledger.apply(update("c", "3"), now: t0)
+        #expect(ledger.dismissedByUser(tag: "c", now: t0 + 1)?.kind == .lifecycle)
+        #expect(ledger.endAll(dismissal: .after(60), now: t0 + 2).map(\.tag) == ["a", "b"])
+        #expect(ledger.activities.values.map(\.phase).sorted { $0.rawValue < $1.rawValue } == [.dismissed, .ended, .ended])
+        #expect(ledger.activities["a"]!.dismissalDate == t0 + 62)
+        #expect(ledger.pruneDismissed() == ["c"])
+    }
+
+    @Test func notificationQueueIsBoundedOldestFirst() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1", notificationLimit: 3)
+        for i in 0..<5 { _ = ledger.apply(.notification(PlainNotification(message: "n\(i)")), now: t0) }
+        #expect(ledger.notifications.map(\.seq) == [3, 4, 5])
+        #expect(ledger.droppedNotifications == 2)
+        ledger.pruneNotifications(through: 4)
+        #expect(ledger.notifications.map(\.seq) == [5])
+    }
+}

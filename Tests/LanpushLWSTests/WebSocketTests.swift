@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+
+@testable import LanpushLWS
+
+@Suite("LWSServer WebSocket", .timeLimit(.minutes(1)))
+struct WebSocketTests {
+    @Test func handshakeAndEchoWithProtocolHeader() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port, extraHeaders: ["Authorization: Bearer tok"])
+        #expect(ws.handshake.status == 101)
+        #expect(ws.handshake.headers["sec-websocket-protocol"] == "lanpush.v1")
+        #expect(ws.handshake.headers["sec-websocket-accept"] == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(ws.handshake.headers["sec-websocket-extensions"] == nil)
+        try ws.sendText(#"{"type":"hello"}"#)
+        let f = try ws.readMessage()
+        #expect(f.opcode == 1)
+        #expect(String(decoding: f.payload, as: UTF8.self) == #"{"type":"hello"}"#)
+        let req = s.delegate.openedRequests.get().first
+        #expect(req?.path == "/v1/stream")
+        #expect(req?.header("authorization") == "Bearer tok")
+        #expect(req?.remoteAddress == "127.0.0.1")
+    }
+
+    @Test func handshakeWithoutProtocolHeaderBindsToo() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port, path: "/v1/stream?device=tablet", protocolHeader: false)
+        #expect(ws.handshake.status == 101)
+        try ws.sendText("x")
+        #expect(try ws.readMessage().payload == Array("x".utf8))
+        #expect(s.delegate.openedRequests.get().first?.query["device"] == "tablet")
+    }
+
+    @Test func acceptedSocketsHaveTCPNoDelay() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        #expect(ws.handshake.status == 101)
+        #expect(waitUntil(2) { !s.delegate.noDelay.get().isEmpty })
+        #expect(s.delegate.noDelay.get() == [true])
+    }
+
+    @Test func upgradeOnOtherPathIsRefusedWithJSON() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port, path: "/v1/other")
+        #expect(ws.handshake.status == 404)
+        #expect(ws.handshake.headers["content-type"] == "application/json")
+        #expect(ws.handshake.json["rule"] as? String == "not_found")
+        #expect(s.delegate.opened.get().isEmpty)
+    }
+
+    @Test func fragmentedAndLargeMessagesAreReassembled() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        try ws.sendFrame(opcode: 1, Array("hel".utf8), fin: false)
+        try ws.sendFrame(opcode: 0, Array("lo ".utf8), fin: false)
+        try ws.sendFrame(opcode: 0, Array("world".utf8), fin: true)
+        #expect(String(decoding: try ws.readMessage().payload, as: UTF8.self) == "hello world")
+        // bigger than the 4 KiB rx buffer, arrives in pieces
+        let big = [UInt8](repeating: UInt8(ascii: "z"), count: 40_000)
+        try ws.sendFrame(opcode: 1, big)
+        let back = try ws.readMessage()
+        #expect(back.payload == big)
+        #expect(s.delegate.texts.get().count == 2)
+    }
+
+    @Test func tooLargeMessageClosesWith1009() throws {
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        o.maxBodyBytes = 1000
+        let s = try RunningServer(o)
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        try ws.sendFrame(opcode: 1, [UInt8](repeating: 0x61, count: 600), fin: false)
+        try ws.sendFrame(opcode: 0, [UInt8](repeating: 0x61, count: 600), fin: true)
+        let f = try ws.readMessage()
+        #expect(f.opcode == 8)
+        #expect(f.closeCode == 1009)
+        #expect(waitUntil(2) { s.delegate.closed.get().count == 1 })
+    }
+
+    @Test func burstOfFramesWithChokeLoop() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        try ws.sendText("burst")
+        for i in 0..<200 {
+            let f = try ws.readMessage()
+            #expect(String(decoding: f.payload, as: UTF8.self) == "m\(i)")
+        }
+    }
+
+    @Test func serverCloseCarriesCodeAndReason() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        try ws.sendText("close-me")
+        let f = try ws.readMessage()
+        #expect(f.opcode == 8)
+        #expect(f.closeCode == 4002)
+        #expect(f.closeReason == "ack timeout")
+        try ws.sendFrame(opcode: 8, [0x0F, 0xA2])
+        #expect(waitUntil(2) { s.delegate.closed.get().count == 1 })
+    }
+
+    @Test func peerCloseReportsClosed() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        #expect(waitUntil(2) { s.delegate.opened.get().count == 1 })
+        try ws.sendFrame(opcode: 8, [0x03, 0xE8])
+        let echo = try ws.readMessage()
+        #expect(echo.opcode == 8)
+        #expect(waitUntil(2) { s.delegate.closed.get() == s.delegate.opened.get() })
+    }
+
+    @Test func silentPeerIsClosedAfterPingTimeout() throws {
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        o.pingInterval = 1
+        o.pingTimeout = 1
+        let s = try RunningServer(o)
+        defer { s.stop() }
+        let silent = try WSClient(port: s.port, timeout: 5)
+        let lively = try WSClient(port: s.port, timeout: 5)
+        #expect(waitUntil(2) { s.delegate.opened.get().count == 2 })
+        let silentID = s.delegate.opened.get()[0]
+        // The lively client answers every ping in the background.
+        let livelyDone = Locked(false)
+        let t = Thread {
+            while !livelyDone.get() { _ = try? lively.readMessage(answerPings: true) }
+        }
+        t.start()
+        let t0 = Date()
+        // The silent one sees a ping but never answers, then the connection goes.
+        var sawPing = false
+        var sawEOF = false
+        while Date().timeIntervalSince(t0) < 4.5 {
+            guard let f = try? silent.readFrame() else {
+                sawEOF = true
+                break
+            }
+            if f.opcode == 9 { sawPing = true }
+        }
+        let elapsed = Date().timeIntervalSince(t0)
+        #expect(sawPing)
+        #expect(sawEOF)
+        #expect(elapsed < 3.8)
+        #expect(waitUntil(1) { s.delegate.closed.get().contains(silentID) })
+        #expect(s.delegate.closed.get() == [silentID])  // the ponging client is still there
+        livelyDone.set(true)
+    }
+
+    @Test func requestStopSends1001AndRunReturnsQuickly() throws {
+        let s = try RunningServer()
+        let ws = try WSClient(port: s.port)
+        let ws2 = try WSClient(port: s.port)
+        #expect(waitUntil(2) { s.delegate.opened.get().count == 2 })
+        // ws2 answers the close, ws never does: run() must still return promptly.
+        let replied = Locked<UInt16?>(nil)
+        let t = Thread {
+            if let f = try? ws2.readMessage(), f.opcode == 8 {
+                replied.set(f.closeCode)
+                try? ws2.sendFrame(opcode: 8, f.payload)
+            }
+        }
+        t.start()
+        let elapsed = s.stop(timeout: 3)
+        #expect(elapsed != nil)
+        #expect((elapsed ?? 9) < 2)
+        let f = try ws.readMessage()
+        #expect(f.opcode == 8)
+        #expect(f.closeCode == 1001)
+        #expect(f.closeReason == "shutdown")
+        #expect(waitUntil(1) { replied.get() == 1001 })
+        #expect(s.delegate.closed.get().count == 2)  // every session got wsClosed
+        #expect(ws.tcp.readsEOF())
+    }
+
+    @Test func newConnectionsAreRefusedAfterStop() throws {
+        let s = try RunningServer()
+        let port = s.port
+        #expect(s.stop(timeout: 2) != nil)
+        #expect(throws: (any Error).self) {
+            let c = try TCPClient(port: port, timeout: 0.5)
+            _ = try c.request("GET", "/hello")
+        }
+    }
+}
