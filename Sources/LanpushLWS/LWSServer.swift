@@ -132,6 +132,10 @@ public final class LWSServer: @unchecked Sendable {
         if options.fdLimitPerThread > 0 { info.fd_limit_per_thread = UInt32(options.fdLimitPerThread) }
         info.port = -1  // CONTEXT_PORT_NO_LISTEN: the vhost below listens
         info.protocols = UnsafePointer(protocols)
+        // Context-level (not vhost) settings in lws 4.1:
+        info.server_string = UnsafePointer(serverStringC)
+        info.max_http_header_pool = UInt16(clamping: options.httpHeaderPool)
+        info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
 
         guard let ctx = lws_create_context(&info) else {
             freeAllocations()
@@ -146,12 +150,9 @@ public final class LWSServer: @unchecked Sendable {
         vinfo.extensions = nil  // no permessage-deflate
         vinfo.mounts = nil  // every request reaches the protocol callback
         vinfo.vhost_name = UnsafePointer(vhostNameC)
-        vinfo.server_string = UnsafePointer(serverStringC)
         vinfo.user = me
         vinfo.retry_and_idle_policy = UnsafePointer(retryPolicy)
         vinfo.keepalive_timeout = Int32(options.keepAliveTimeout)
-        vinfo.max_http_header_pool = UInt16(clamping: options.httpHeaderPool)
-        vinfo.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
         vinfo.timeout_secs = 20
         var vopts = lanpush_opt_validate_utf8()
         if !host.contains(":") && host != "*" && !host.isEmpty {
@@ -317,10 +318,10 @@ public final class LWSServer: @unchecked Sendable {
         _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
         _ inp: UnsafeMutableRawPointer?, _ len: Int
     ) -> Int32 {
-        if debugCallbacks { print("CB", reason.rawValue, wsi.map { "\($0)" } ?? "-", user.map { sessionID($0) } ?? 0, len) }
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-            if tearingDown { return 0 }
+            // lws also sends one while creating the context, before run(): not for the delegate.
+            if tearingDown || !hasRun { return 0 }
             if stopRequested() && !stopping { beginStop() }
             delegate?.loopWoken()
             return 0
@@ -354,6 +355,9 @@ public final class LWSServer: @unchecked Sendable {
             }
             // lws 4.1 re-delivers BODY_COMPLETION on every loop pass while a pipelined next request sits
             // in its input buffer, and then never reports the connection writable: answer from here.
+            // Its input accounting is also off after that, so the connection closes after this answer
+            // (RFC 9112 §9.3.2: a pipelining client retries the rest on a new connection).
+            tx.pipelined = true
             if tx.response != nil { return writeHTTP(tx, wsi) }
             return 0
 
@@ -405,6 +409,24 @@ public final class LWSServer: @unchecked Sendable {
             delegate?.wsClosed(conn)
             if stopping && webSockets.isEmpty { finished = true }
             return 0
+
+        // lws 4.1 turns a CONNECT request into a raw socket: answer 405 in JSON and close.
+        case LWS_CALLBACK_RAW_ADOPT:
+            if let wsi { lws_callback_on_writable(wsi) }
+            return 0
+
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            guard let wsi else { return -1 }
+            let body = rejectionBody(
+                status: 405, message: "method not allowed", field: "method", rule: "method_not_allowed")
+            let head = "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\n"
+                + "content-length: \(body.count)\r\nconnection: close\r\n\r\n"
+            let bytes = Array(head.utf8) + body
+            ensureScratch(pre + bytes.count)
+            let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            p.update(from: bytes, count: bytes.count)
+            _ = lws_write(wsi, p, bytes.count, LWS_WRITE_HTTP)
+            return -1
 
         case LWS_CALLBACK_WSI_DESTROY:
             if let wsi, !pendingUpgrades.isEmpty { pendingUpgrades.removeValue(forKey: wsi) }
@@ -475,7 +497,9 @@ public final class LWSServer: @unchecked Sendable {
 
         if tx.expected == 0 {
             dispatch(tx)
-        } else if let expect = tx.headers["expect"], expect.lowercased() == "100-continue" {
+        } else if let expect = tx.headers["expect"], expect.lowercased() == "100-continue",
+            lws_get_network_wsi(wsi) == wsi  // HTTP/1 only (an h2 stream is a child of the network wsi)
+        {
             // lws 4.1 does not answer Expect itself; curl would stall a second waiting for it.
             let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
             ensureScratch(pre + line.count)
@@ -504,7 +528,6 @@ public final class LWSServer: @unchecked Sendable {
     private func reject(_ tx: HTTPTransaction, status: Int, message: String, field: String, rule: String) {
         tx.rejected = true
         tx.body = []
-        lws_rx_flow_control(tx.wsi, 0)
         let rejection = HTTPRejection(status: status, message: message, field: field, rule: rule)
         let body = delegate?.rejectHTTP(rejection) ?? rejection.defaultJSON
         var headers: [(String, String)] = []
@@ -529,6 +552,7 @@ public final class LWSServer: @unchecked Sendable {
     /// Writes the headers and the first body chunk; further chunks on later writable callbacks.
     private func writeHTTP(_ tx: HTTPTransaction, _ wsi: OpaquePointer) -> Int32 {
         guard var r = tx.response else { return 0 }
+        if tx.pipelined && !r.headersSent { r.closeAfter = true }
         let sendBody = tx.method != .head
         if !r.headersSent {
             if writeHeaders(wsi, r, contentLength: r.body.count) != 0 { return -1 }
@@ -613,8 +637,7 @@ public final class LWSServer: @unchecked Sendable {
     private func confirmUpgrade(_ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?) -> Int32 {
         let target = inp.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
         guard target.lowercased() == "websocket" else {
-            // e.g. "h2c": refuse the upgrade (hang up) rather than switch protocols.
-            return -1
+            return 0  // "h2c": lws switches to HTTP/2 and the request arrives as an h2 stream
         }
         let path = headerString(wsi, WSI_TOKEN_GET_URI) ?? ""
         if stopping || tearingDown {
@@ -814,6 +837,8 @@ final class HTTPTransaction {
     var body: [UInt8] = []
     var rejected = false
     var dispatched = false
+    /// lws holds a pipelined next request: answer with `Connection: close` and close.
+    var pipelined = false
     var response: PendingHTTPResponse?
 
     init(id: UInt64, wsi: OpaquePointer, method: HTTPMethod, path: String) {
@@ -883,8 +908,6 @@ struct TimerHeap {
 }
 
 // MARK: - Tables and small helpers
-
-let debugCallbacks = getenv("LWS_DEBUG_CB") != nil
 
 private let methodTokens: [(lws_token_indexes, HTTPMethod)] = [
     (WSI_TOKEN_GET_URI, .get), (WSI_TOKEN_POST_URI, .post), (WSI_TOKEN_PUT_URI, .put),

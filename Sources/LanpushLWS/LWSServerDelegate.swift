@@ -25,7 +25,8 @@ public protocol LWSServerDelegate: AnyObject {
     /// server stop). Called exactly once per opened connection; afterwards the object is inert.
     func wsClosed(_ connection: WSConnection)
 
-    /// ``LWSServer/wake()`` was called (several wakes may be merged into one call). Default: nothing.
+    /// ``LWSServer/wake()`` was called (several wakes may merge into one call, and an occasional call may
+    /// come without a wake: drain your queue, don't count calls). Default: nothing.
     func loopWoken()
 }
 

@@ -54,10 +54,10 @@ struct ClientModel {
         case .notification, .clear:
             notifications.append(seq)
         }
-        if case .snapshot = event {
-        } else if case .notification = event {
-        } else if case .clear = event {
-        } else if seq <= lastSeq {
+        // A snapshot may carry the seq of the notification just before it: it is the state as of that seq.
+        var snapshotAtSameSeq = false
+        if case .snapshot = event { snapshotAtSameSeq = seq == lastSeq }
+        if seq <= lastSeq, frames > 1, !snapshotAtSameSeq {
             violations.append("seq \(seq) after \(lastSeq)")
         }
         lastSeq = max(lastSeq, seq)

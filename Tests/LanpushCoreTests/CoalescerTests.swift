@@ -19,6 +19,7 @@ import Testing
 
         init(window: Int = 32) {
             (coalescer, _) = Coalescer.subscribe(ledger: ledger, resume: nil, window: window)
+            client.epoch = ledger.epoch  // auth_ok tells the client its device's epoch
         }
 
         mutating func apply(_ command: PushCommand) {
@@ -184,7 +185,25 @@ import Testing
     /// reconnects: frames arrive in increasing seq, nothing of an activity follows its end, memory is
     /// O(tags), and after a final drain the client holds exactly the ledger's current state.
     @Test func anyInterleavingConvergesToTheLastAcceptedState() async {
-        await propertyCheck(count: 300, input: Gen.int(in: 0...999).array(of: 1...160), Gen.int(in: 1...6)) { ops, window in
+        await propertyCheck(count: 1000, input: Gen.int(in: 0...999).array(of: 1...160), Gen.int(in: 1...6)) { ops, window in
+            Self.checkInterleaving(ops, window: window)
+        }
+    }
+
+    /// Cases the property check once found, kept as regressions.
+    @Test(arguments: [
+        ([3, 0, 101, 747, 282, 242, 90, 181, 90], 2),
+        ([0, 281, 1, 0, 581, 642, 490, 281, 490], 1),
+        ([140, 90, 181, 290], 1),
+        ([109, 440, 937, 582, 290], 2),
+        ([3, 30, 40, 640, 29, 140] + Array(repeating: 0, count: 9) + [1, 0, 0, 887, 0, 0, 583] + Array(repeating: 0, count: 21)
+            + [611, 0, 910] + Array(repeating: 0, count: 18) + [660, 0, 0, 0, 0, 0, 90], 3),
+    ])
+    func foundInterleavings(ops: [Int], window: Int) {
+        Self.checkInterleaving(ops, window: window)
+    }
+
+    static func checkInterleaving(_ ops: [Int], window: Int) {
             var h = Harness(window: window)
             let tags = ["a", "b", "c", "d"]
             var reconnects = 0
@@ -215,6 +234,7 @@ import Testing
                     let (c, _) = Coalescer.subscribe(
                         ledger: h.ledger, resume: h.client.epoch.map { ($0, h.client.lastSeq) }, window: window)
                     h.coalescer = c
+                    h.client.epoch = h.ledger.epoch
                 }
                 let footprint = h.coalescer.footprint
                 #expect(footprint.pending <= tags.count)
@@ -241,6 +261,5 @@ import Testing
                 #expect(h.client.activities[tag] == nil)
             }
             _ = reconnects
-        }
     }
 }

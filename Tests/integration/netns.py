@@ -427,7 +427,7 @@ def zc_services(proc: ManagedProcess) -> dict[str, dict]:
 def netns_permitted() -> tuple[bool, str]:
     """Whether this process may create network namespaces (tries, then deletes, a throw-away one)."""
     if shutil.which("ip") is None:
-        return False, "iproute2 (`ip`) is not installed"
+        raise RuntimeError("iproute2 (`ip`) is not installed: run scripts/setup --test")
     name = f"lp-probe-{os.getpid()}-{next(_counter)}"
     result = _run(["ip", "netns", "add", name], check=False)
     if result.returncode != 0:

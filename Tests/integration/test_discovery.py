@@ -114,6 +114,7 @@ class LanpushdPublisher:
         config.write_text(
             f'listen: "{bed.addr_a}:{service.port}"\n'
             f'admin_token: "integration-test-admin-token"\n'
+            f"log_level: debug\n"
             f"mdns:\n  enabled: true\n  name: \"{service.name}\"\n"
         )
         argv = [self.binary(), *self.extra_args, "--listen", f"{bed.addr_a}:{service.port}",

@@ -49,8 +49,8 @@ public struct Coalescer: Sendable {
 
     /// Subscribes a session to `ledger`. With a resume point in the ledger's epoch that the history can
     /// serve, the slots start from what the client held at that seq and only the difference is sent;
-    /// otherwise the first frame is a snapshot of every visible activity. Queued notifications the client
-    /// may not have follow (after a snapshot their seqs can be lower than the snapshot's).
+    /// otherwise a snapshot of every visible activity goes out, preceded by the queued notifications the
+    /// client may not have (their seqs are lower than the snapshot's).
     public static func subscribe(
         ledger: DeviceLedger, resume: (epoch: String, seq: UInt64)?, window: Int
     ) -> (Coalescer, Start) {
@@ -79,8 +79,6 @@ public struct Coalescer: Sendable {
         }
         let floor = resume.flatMap { $0.epoch == ledger.epoch && $0.seq <= ledger.seq ? $0.seq : nil } ?? 0
         var c = Coalescer(window: window, cursor: floor)
-        c.lastSentSeq = ledger.seq
-        c.ackedSeq = floor
         for activity in ledger.visibleActivities { c.views[activity.tag] = activity.view }
         c.snapshot = .snapshot(epoch: ledger.epoch, seq: ledger.seq, activities: ledger.visibleActivities)
         c.syncTarget = ledger.seq
@@ -147,14 +145,24 @@ public struct Coalescer: Sendable {
     /// `ledger` is `inout` only to record unsafe resume points.
     public mutating func next(ledger: inout DeviceLedger, now: Double) -> OutboundEvent? {
         while hasCredit {
+            let note = ledger.notifications.first { $0.seq > notificationCursor }
             if let frame = snapshot {
+                // Queued notifications older than the snapshot go first, so seqs stay increasing and a
+                // cumulative ack never covers a notification the client was not sent.
+                if let note, note.seq <= frame.seq {
+                    // The client does not hold the activities as of this seq until the snapshot arrives.
+                    ledger.markUnsafeResumePoint(note.seq)
+                    notificationCursor = note.seq
+                    sent(note.seq, now: now)
+                    return note.event
+                }
                 snapshot = nil
                 sent(frame.seq, now: now)
                 return frame
             }
             let slot = peekSlot()
-            let note = ledger.notifications.first { $0.seq > notificationCursor }
             if let note, slot.map({ note.seq < $0.key }) ?? true {
+                if pending.values.contains(where: { $0.oldest < note.seq }) { ledger.markUnsafeResumePoint(note.seq) }
                 notificationCursor = note.seq
                 sent(note.seq, now: now)
                 return note.event

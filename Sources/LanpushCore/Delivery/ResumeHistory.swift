@@ -52,8 +52,10 @@ public struct ResumeHistory: Sendable {
 
     /// The changes after `seq`, oldest first, or `nil` when replay from `seq` is not possible.
     public func changes(after seq: UInt64, current: UInt64) -> [Entry]? {
+        guard !unsafe.contains(seq) else { return nil }
         if seq == current { return [] }
-        guard seq < current, let oldest = oldestSeq, oldest <= seq + 1, !unsafe.contains(seq) else { return nil }
+        // The entry for `seq` itself must still be here: with it went its unsafe mark.
+        guard seq < current, let oldest = oldestSeq, oldest <= seq else { return nil }
         var result = [Entry]()
         for i in 0..<entries.count {
             let entry = entries[(head + i) % entries.count]
