@@ -400,6 +400,13 @@ public final class LWSServer: @unchecked Sendable {
             if conn.closing { return closeNow(conn, wsi) }
             return 0
 
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            if let user, let conn = webSockets[sessionID(user)], let inp, len >= 2 {
+                let b = inp.assumingMemoryBound(to: UInt8.self)
+                conn.peerCloseCode = UInt16(b[0]) << 8 | UInt16(b[1])
+            }
+            return 0  // lws echoes the close frame, then closes
+
         case LWS_CALLBACK_CLOSED:
             guard let user else { return 0 }
             let id = sessionID(user)

@@ -15,6 +15,8 @@ public final class WSConnection {
     public let peerAddress: String
     /// Free slot for the daemon (e.g. its session object). The adapter never reads it.
     public var userData: AnyObject?
+    /// The status code of the peer's close frame, when the peer closed (readable in `wsClosed`).
+    public internal(set) var peerCloseCode: UInt16?
 
     weak var server: LWSServer?
     /// nil once lws has closed the connection.

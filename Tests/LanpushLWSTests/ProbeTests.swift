@@ -16,3 +16,17 @@ func probeServer() throws {
     Thread.sleep(forTimeInterval: seconds)
     s.stop()
 }
+
+/// Opt-in throughput check: `LWS_BENCH=200000 swift test --filter benchFramesToOneClient`.
+@Test(.enabled(if: ProcessInfo.processInfo.environment["LWS_BENCH"] != nil))
+func benchFramesToOneClient() throws {
+    let n = Int(ProcessInfo.processInfo.environment["LWS_BENCH"] ?? "0") ?? 0
+    let s = try RunningServer()
+    defer { s.stop() }
+    let ws = try WSClient(port: s.port)
+    let t0 = Date()
+    try ws.sendText("bench:\(n)")
+    for _ in 0..<n { _ = try ws.readFrame() }
+    let dt = Date().timeIntervalSince(t0)
+    print("BENCH \(n) frames in \(dt) s = \(Int(Double(n) / dt)) msg/s")
+}

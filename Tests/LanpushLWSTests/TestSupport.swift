@@ -102,6 +102,11 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
             connection.close(code: 4002, reason: "ack timeout")
             return
         }
+        if bytes.starts(with: Array("bench:".utf8)) {
+            benchRemaining[connection.id] = Int(String(decoding: bytes.dropFirst(6), as: UTF8.self)) ?? 0
+            connection.requestWritable()
+            return
+        }
         if bytes == Array("burst".utf8) {
             for i in 0..<200 { outbox[connection.id, default: []].append(Array("m\(i)".utf8)) }
         } else {
@@ -110,7 +115,19 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
         connection.requestWritable()
     }
 
+    private var benchRemaining: [UInt64: Int] = [:]
+    private let benchFrame = Array(#"{"type":"update","seq":123456,"tag":"washer","delta":{"progress":1234}}"#.utf8)
+
     func wsWritable(_ connection: WSConnection) {
+        if var n = benchRemaining[connection.id], n > 0 {
+            repeat {
+                if !connection.send(benchFrame) { break }
+                n -= 1
+            } while n > 0 && !connection.isChoked
+            benchRemaining[connection.id] = n
+            if n > 0 { connection.requestWritable() }
+            return
+        }
         guard var queue = outbox[connection.id], !queue.isEmpty else { return }
         repeat {
             let frame = queue.removeFirst()
@@ -120,7 +137,12 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
         if !queue.isEmpty { connection.requestWritable() }
     }
 
+    let peerCloseCodes = Locked<[UInt16]>([])
+
     func wsClosed(_ connection: WSConnection) {
+        if let code = connection.peerCloseCode { peerCloseCodes.update { $0.append(code) } }
+        #expect(!connection.isOpen)
+        #expect(!connection.send([1]))
         conns[connection.id] = nil
         outbox[connection.id] = nil
         closed.update { $0.append(connection.id) }
@@ -207,10 +229,17 @@ final class TCPClient: @unchecked Sendable {
 
     func send(_ s: String) throws { try send(Array(s.utf8)) }
 
-    /// Fills the buffer with at least `n` bytes.
+    private var offset = 0
+    private var available: Int { buffer.count - offset }
+
+    /// Makes at least `n` unread bytes available.
     private func fill(_ n: Int) throws {
+        if offset > 65536 {
+            buffer.removeFirst(offset)
+            offset = 0
+        }
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while buffer.count < n {
+        while available < n {
             let r = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if r == 0 { throw ClientError.closed }
             if r < 0 { throw errno == EAGAIN || errno == EWOULDBLOCK ? ClientError.timeout : ClientError.closed }
@@ -220,26 +249,28 @@ final class TCPClient: @unchecked Sendable {
 
     func read(_ n: Int) throws -> [UInt8] {
         try fill(n)
-        let out = Array(buffer[0..<n])
-        buffer.removeFirst(n)
+        let out = Array(buffer[offset..<(offset + n)])
+        offset += n
         return out
     }
 
     func readUntil(_ marker: [UInt8]) throws -> [UInt8] {
         while true {
             if let r = find(marker) {
-                let out = Array(buffer[0..<r])
-                buffer.removeFirst(r + marker.count)
+                let out = Array(buffer[offset..<r])
+                offset = r + marker.count
                 return out
             }
-            try fill(buffer.count + 1)
+            try fill(available + 1)
         }
     }
 
     private func find(_ m: [UInt8]) -> Int? {
-        guard buffer.count >= m.count else { return nil }
-        for i in 0...(buffer.count - m.count) where buffer[i] == m[0] && Array(buffer[i..<(i + m.count)]) == m {
-            return i
+        guard available >= m.count else { return nil }
+        var i = offset
+        while i <= buffer.count - m.count {
+            if buffer[i] == m[0] && buffer[i..<(i + m.count)].elementsEqual(m) { return i }
+            i += 1
         }
         return nil
     }
@@ -247,7 +278,7 @@ final class TCPClient: @unchecked Sendable {
     /// `true` when the peer closed the connection (EOF) within the receive timeout.
     func readsEOF() -> Bool {
         do {
-            while true { try fill(buffer.count + 1) }
+            while true { try fill(available + 1) }
         } catch ClientError.closed {
             return true
         } catch {

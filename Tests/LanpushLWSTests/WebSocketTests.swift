@@ -115,6 +115,7 @@ struct WebSocketTests {
         let echo = try ws.readMessage()
         #expect(echo.opcode == 8)
         #expect(waitUntil(2) { s.delegate.closed.get() == s.delegate.opened.get() })
+        #expect(s.delegate.peerCloseCodes.get() == [1000])
     }
 
     @Test func silentPeerIsClosedAfterPingTimeout() throws {

@@ -122,8 +122,8 @@ class LanpushdPublisher:
         return argv, {}
 
 
-# The process under test. Once lanpushd exists, switch with this one line:  PUBLISHER = LanpushdPublisher()
-PUBLISHER = ProbePublisher()
+# The process under test: lanpushd itself (ProbePublisher runs the Swift test bundle instead).
+PUBLISHER = LanpushdPublisher()
 
 
 # --------------------------------------------------------------------------------------------------
