@@ -146,6 +146,13 @@ struct HTTPTests {
         #expect(try c.request("GET", "/hello").status == 200)
     }
 
+    @Test func timersRunInDeadlineOrderAndCanBeCancelled() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let r = try TCPClient(port: s.port).request("GET", "/timers")
+        #expect(r.text == "[1, 2, 21, 3]")
+    }
+
     @Test func respondAfterClientLeftIsANoOp() throws {
         let s = try RunningServer()
         defer { s.stop() }

@@ -75,6 +75,21 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
                 lateResponseWasPending.set(response.isPending)
                 response.respond(status: 200, json: "{}")
             }
+        case "/timers":
+            final class Order { var items: [Int] = [] }
+            let order = Order()
+            guard let server else { return }
+            server.schedule(after: 0.05) { order.items.append(3) }
+            server.schedule(after: 0.02) { order.items.append(1) }
+            let cancelled = server.schedule(after: 0.03) { order.items.append(99) }
+            server.schedule(after: 0.03) {
+                order.items.append(2)
+                server.schedule(after: 0) { order.items.append(21) }  // scheduled from a timer
+            }
+            cancelled.cancel()
+            server.schedule(after: 0.08) {
+                response.respond(status: 200, json: "\(order.items)")
+            }
         case "/big":
             let n = Int(request.query["n"] ?? "300000") ?? 300000
             var body = [UInt8](repeating: UInt8(ascii: "a"), count: n)
