@@ -18,6 +18,22 @@ import Glibc
 ///
 /// The server retains its delegate until `run()` returns (or the server is deinitialized without running),
 /// so a delegate that owns the server does not leak once the server has stopped.
+///
+/// HTTP behaviour worth knowing (lws 4.1.6):
+/// - Every request lws can parse reaches the delegate or gets a JSON answer from the adapter (411, 413,
+///   400, 405, 404 for WebSocket upgrades off ``LWSServerOptions/webSocketPath``). lws itself still answers
+///   a few malformed requests (unknown method such as `TRACE`, an unknown `Upgrade:` token, a garbage
+///   request line) with its HTML `403`, and silently closes requests whose headers exceed
+///   ``LWSServerOptions/maxHeaderBytes``; no hook exists for those.
+/// - Keep-alive is supported. Pipelined requests with bodies are not handled correctly by lws 4.1 (it
+///   busy-loops and mis-frames the next request), so when lws holds a pipelined request behind a body,
+///   the current answer goes out with `Connection: close` and the connection closes after it (a
+///   pipelining client retries the rest). Pipelined requests without bodies are served in order.
+/// - While a request awaits its answer, lws does not read from that connection, so a client that
+///   disconnects is usually noticed only when the answer is written (``HTTPResponse/respond(status:headers:body:contentType:)``
+///   is then harmless).
+/// - `Upgrade: h2c` is let through (lws switches to HTTP/2; requests arrive as streams through the same
+///   callbacks). A request body sent with the h2c upgrade request itself is not handled by lws 4.1.
 public final class LWSServer: @unchecked Sendable {
     /// The protocol name (also accepted in `Sec-WebSocket-Protocol`; a handshake without that header binds
     /// to the same protocol).
@@ -749,6 +765,8 @@ public final class LWSServer: @unchecked Sendable {
         let n = lws_write(
             wsi, p.assumingMemoryBound(to: UInt8.self), bytes.count,
             binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
+        // Only a negative result is an error: with output already buffered, lws 4.1 appends the frame and
+        // returns what it flushed of the older data, which can be less than this frame's length.
         return n >= 0
     }
 

@@ -2,12 +2,16 @@ import CLibWebSockets
 
 /// One WebSocket session. Identity is the object (and its ``id``). Every member is loop-thread only.
 ///
-/// Writing follows the lws rule "write from the writable callback": call ``requestWritable()``; in
-/// ``LWSServerDelegate/wsWritable(_:)`` call ``send(_:binary:)`` for one frame, and you may keep sending
-/// further frames in the same callback while ``isChoked`` is `false` (lws 4.1 appends anything the kernel
-/// did not take to its own output buffer and reports the pipe choked until that buffer is flushed).
-/// When frames remain, call ``requestWritable()`` again before returning. `send` outside `wsWritable`
-/// returns `false` and sends nothing.
+/// Writing ("write from the writable callback", the lws rule):
+/// 1. call ``requestWritable()`` when you have something to send (requests merge);
+/// 2. in ``LWSServerDelegate/wsWritable(_:)`` call ``send(_:binary:)`` once — then you may send further
+///    frames in the same callback while ``isChoked`` is `false`. lws 4.1 accepts back-to-back writes:
+///    whatever the kernel does not take is appended to lws's own output buffer (unbounded — bound your
+///    queue yourself) and ``isChoked`` stays `true` until lws has flushed it, before the next
+///    `wsWritable`;
+/// 3. if frames remain, call ``requestWritable()`` again before returning.
+/// `send` outside `wsWritable` returns `false` and sends nothing; a `false` inside it means the connection
+/// is closing — stop sending.
 public final class WSConnection {
     /// Unique within the server's lifetime (shared counter with HTTP transactions; never reused).
     public let id: UInt64

@@ -146,6 +146,7 @@ struct WebSocketTests {
             if f.opcode == 9 { sawPing = true }
         }
         let elapsed = Date().timeIntervalSince(t0)
+        if ProcessInfo.processInfo.environment["LWS_VERBOSE"] != nil { print("silent peer closed after \(elapsed) s") }
         #expect(sawPing)
         #expect(sawEOF)
         #expect(elapsed < 3.8)
