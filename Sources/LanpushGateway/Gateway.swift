@@ -27,6 +27,7 @@ public final class Gateway: @unchecked Sendable {
     private var server: LWSServer!
     private var loop: LoopDelegate!
     private var publisher: ServicePublisher?
+    let inbox = LoopInbox()
     /// Called once the listener is up (systemd READY=1) and on each watchdog interval from the loop.
     public var onReady: (@Sendable (Int) -> Void)?
     public var onLoopAlive: (@Sendable () -> Void)?
@@ -35,8 +36,8 @@ public final class Gateway: @unchecked Sendable {
         self.options = options
         self.logger = logger
         self.hub = Hub(config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, metrics: GatewayMetrics())
-        let router = Router(hub: hub, renderMetrics: renderMetrics, page: { _ in nil })
-        let loop = LoopDelegate(hub: hub, router: router)
+        let router = Router(hub: hub, renderMetrics: renderMetrics, page: PreviewAssets.page(for:))
+        let loop = LoopDelegate(hub: hub, router: router, inbox: inbox)
         self.loop = loop
         let c = options.config
         let lwsOptions = LWSServerOptions(
@@ -49,6 +50,7 @@ public final class Gateway: @unchecked Sendable {
             throw ConfigError(key: "listen", message: "cannot listen on \(c.listenHost):\(c.listenPort): \(error)")
         }
         loop.server = server
+        inbox.attach(server)
     }
 
     /// The port actually bound (the configured one, or the ephemeral one for port 0).
@@ -108,12 +110,18 @@ public final class Gateway: @unchecked Sendable {
 final class LoopDelegate: LWSServerDelegate {
     let hub: Hub
     let router: Router
+    let inbox: LoopInbox
     weak var server: LWSServer?
     private var transports: [UInt64: WSTransport] = [:]
 
-    init(hub: Hub, router: Router) {
+    init(hub: Hub, router: Router, inbox: LoopInbox) {
         self.hub = hub
         self.router = router
+        self.inbox = inbox
+    }
+
+    func loopWoken() {
+        inbox.drain()
     }
 
     func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse) {

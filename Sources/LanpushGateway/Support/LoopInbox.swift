@@ -1,0 +1,34 @@
+import Foundation
+import LanpushLWS
+
+/// How other threads (the store's writer, relay requests, the HA channel) hand work to the lws loop:
+/// enqueue under a lock, wake the loop with `lws_cancel_service`; the loop drains in `loopWoken()`.
+final class LoopInbox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var jobs: [() -> Void] = []
+    private weak var server: LWSServer?
+
+    func attach(_ server: LWSServer) {
+        lock.lock()
+        self.server = server
+        lock.unlock()
+    }
+
+    /// Any thread. `job` runs later on the loop thread.
+    func post(_ job: @escaping () -> Void) {
+        lock.lock()
+        jobs.append(job)
+        let server = self.server
+        lock.unlock()
+        server?.wake()
+    }
+
+    /// Loop thread: runs everything posted so far (wakes may merge, so always drain).
+    func drain() {
+        lock.lock()
+        let batch = jobs
+        jobs.removeAll(keepingCapacity: true)
+        lock.unlock()
+        for job in batch { job() }
+    }
+}
