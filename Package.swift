@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
     ],
     targets: [
         // Pure domain core: Foundation at most, no C, no I/O, clock injected.
@@ -39,6 +40,12 @@ let package = Package(
             dependencies: ["CAvahiClient"]
         ),
 
+        // Durable state: SQLite through GRDB, written by a group-commit thread off the lws loop.
+        .target(
+            name: "LanpushStore",
+            dependencies: ["LanpushCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+
         // The gateway: config, HTTP routes, session protocol, the loop-owned hub.
         .target(
             name: "LanpushGateway",
@@ -46,6 +53,7 @@ let package = Package(
                 "LanpushCore",
                 "LanpushLWS",
                 "LanpushAvahi",
+                "LanpushStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -56,6 +64,7 @@ let package = Package(
             name: "lanpushd",
             dependencies: [
                 "LanpushGateway",
+                "LanpushStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

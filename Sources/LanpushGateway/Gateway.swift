@@ -2,6 +2,7 @@ import Foundation
 import LanpushAvahi
 import LanpushCore
 import LanpushLWS
+import LanpushStore
 import Logging
 
 /// lanpushd's engine: one libwebsockets context and its service thread, which owns the hub.
@@ -32,10 +33,45 @@ public final class Gateway: @unchecked Sendable {
     public var onReady: (@Sendable (Int) -> Void)?
     public var onLoopAlive: (@Sendable () -> Void)?
 
+    private let store: StateStore?
+    private let writer: GroupCommitWriter?
+
     public init(options: Options, logger: Logger, renderMetrics: @escaping @Sendable () -> String) throws {
         self.options = options
         self.logger = logger
-        self.hub = Hub(config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, metrics: GatewayMetrics())
+        var stored: StoredState?
+        if options.config.store.enabled {
+            let store = try StateStore(directory: options.stateDirectory.path, synchronous: options.config.store.synchronous)
+            let state = try store.load()
+            if state.wasUnclean {
+                logger.warning("the previous run did not stop cleanly: every device starts a new epoch (clients get a snapshot)")
+            }
+            // Marked before serving, cleared on a clean stop: its presence at the next start means a crash.
+            try store.write([.meta(key: "running", value: "1")])
+            let writer = GroupCommitWriter(store: store) { error in
+                logger.error("store write failed", metadata: ["error": "\(error)"])
+            }
+            self.store = store
+            self.writer = writer
+            stored = state
+        } else {
+            store = nil
+            writer = nil
+        }
+        let inbox = self.inbox
+        let persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = writer.map { writer in
+            { ops, then in
+                guard let then else {
+                    writer.submit(ops)
+                    return
+                }
+                let callback = LoopBound(then)
+                writer.submit(ops) { error in inbox.post { callback.value(error == nil) } }
+            }
+        }
+        self.hub = Hub(
+            config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, metrics: GatewayMetrics(),
+            stored: stored, persist: persist)
         let router = Router(hub: hub, renderMetrics: renderMetrics, page: PreviewAssets.page(for:))
         let loop = LoopDelegate(hub: hub, router: router, inbox: inbox)
         self.loop = loop
@@ -62,15 +98,24 @@ public final class Gateway: @unchecked Sendable {
         let server = self.server!
         func tick() {
             hub.tick()
+            hub.commit()
             onLoopAlive?()
             server.schedule(after: 0.25) { tick() }
         }
+        writer?.start()
+        hub.commit()
         server.schedule(after: 0.25) { tick() }
         startDiscovery()
         logger.info("lanpushd listening", metadata: ["address": "\(options.config.listenHost):\(port)", "devices": "\(hub.devices.count)", "epoch": "\(hub.epoch)"])
         onReady?(port)
         server.run()
         publisher?.stop()
+        if let writer, let store {
+            hub.commit()
+            writer.submit([.meta(key: "running", value: "0")])
+            writer.stop()
+            store.checkpoint()
+        }
         logger.info("lanpushd stopped")
     }
 
@@ -122,6 +167,7 @@ final class LoopDelegate: LWSServerDelegate {
 
     func loopWoken() {
         inbox.drain()
+        hub.commit()
     }
 
     func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse) {
@@ -142,6 +188,7 @@ final class LoopDelegate: LWSServerDelegate {
 
     func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
         hub.sessionText(id: connection.id, bytes: bytes)
+        hub.commit()
     }
 
     func wsWritable(_ connection: WSConnection) {
@@ -151,6 +198,7 @@ final class LoopDelegate: LWSServerDelegate {
     func wsClosed(_ connection: WSConnection) {
         transports.removeValue(forKey: connection.id)
         hub.sessionClosed(id: connection.id)
+        hub.commit()
     }
 }
 
@@ -168,4 +216,10 @@ final class WSTransport: SessionTransport {
     func send(_ bytes: [UInt8]) -> Bool { connection?.send(bytes) ?? false }
     var isChoked: Bool { connection?.isChoked ?? true }
     func close(code: UInt16, reason: String) { connection?.close(code: code, reason: reason) }
+}
+
+/// Carries a loop-thread closure through another thread and back; only ever called on the loop.
+final class LoopBound<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LanpushGateway
+import LanpushStore
 import Logging
 import Metrics
 import Prometheus
@@ -24,6 +25,12 @@ struct LanpushDaemon: ParsableCommand {
     @Flag(name: .customLong("no-mdns"), help: "Do not advertise the gateway with mDNS/DNS-SD.")
     var noMDNS = false
 
+    @Flag(name: .customLong("check-config"), help: "Only parse the configuration: print one line and exit 0, or name the bad key and exit 64.")
+    var checkConfig = false
+
+    @Flag(name: .customLong("reset-state"), help: "Move the state database aside (kept as lanpush.sqlite.corrupt-<time>) and start fresh.")
+    var resetState = false
+
     func run() throws {
         Platform.ignoreSIGPIPE()
         var settings: GatewayConfig
@@ -31,9 +38,18 @@ struct LanpushDaemon: ParsableCommand {
             settings = try ConfigLoader.load(path: config)
             if let listen { (settings.listenHost, settings.listenPort) = try ConfigLoader.parseListen(listen, key: "--listen") }
         } catch let error as ConfigError {
+            if checkConfig {
+                FileHandle.standardError.write(Data("lanpushd: \(config): \(error)\n".utf8))
+                throw ExitCode.validationFailure
+            }
             throw ValidationError("\(config): \(error)")
         }
         if noMDNS { settings.mdns.enabled = false }
+        if checkConfig {
+            let devices = settings.devices.count
+            print("lanpushd: \(config): configuration OK (listen \(settings.listenHost):\(settings.listenPort), \(devices) device\(devices == 1 ? "" : "s"), mDNS \(settings.mdns.enabled ? "on" : "off"))")
+            return
+        }
         let level = Logger.Level(rawValue: settings.logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -47,6 +63,9 @@ struct LanpushDaemon: ParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let statePath = stateDir ?? environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init) ?? "state"
         let state = try StateDirectory(path: statePath)
+        if resetState, let moved = try StateStore.moveAside(directory: statePath) {
+            print("lanpushd: moved the old state to \(moved)")
+        }
         if settings.adminToken == nil {
             let (token, created) = try state.value(named: "admin_token", make: StateDirectory.randomToken)
             settings.adminToken = token
@@ -64,6 +83,9 @@ struct LanpushDaemon: ParsableCommand {
                 logger: logger, renderMetrics: { registry.emitToString() })
         } catch let error as ConfigError {
             throw ValidationError("\(error)")
+        } catch let error as StoreError {
+            logger.critical("\(error)")
+            throw ExitCode(3)
         }
         let notifier = SystemdNotifier()
         if let notifier {

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import websockets.sync.client as wsclient
+from websockets.exceptions import ConnectionClosed
 
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = ROOT / ".build" / "debug" / "lanpushd"
@@ -25,7 +26,7 @@ def free_port():
 class Gateway:
     """One lanpushd process with its own config and state folder."""
 
-    def __init__(self, devices=("phone", "tablet"), session=None, limits=None, extra=""):
+    def __init__(self, devices=("phone", "tablet"), session=None, limits=None, extra="", store=None):
         self.dir = Path(tempfile.mkdtemp(prefix="lanpush-test-"))
         self.port = free_port()
         self.admin = secrets.token_urlsafe(24)
@@ -39,13 +40,16 @@ class Gateway:
             lines.append("session: " + json.dumps(session))
         if limits:
             lines.append("limits: " + json.dumps(limits))
+        if store:
+            lines.append("store: " + json.dumps(store))
+        self.state = self.dir / "state"
         self.config = self.dir / "lanpush.yaml"
         self.config.write_text("\n".join(lines) + "\n" + extra)
         self.log = open(self.dir / "lanpushd.log", "wb")
         self.proc = None
 
-    def start(self):
-        self.proc = subprocess.Popen([str(BINARY), "--config", str(self.config), "--state-dir", str(self.dir / "state")],
+    def start(self, *args):
+        self.proc = subprocess.Popen([str(BINARY), "--config", str(self.config), "--state-dir", str(self.state), *args],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 15
         while time.time() < deadline:
@@ -135,6 +139,7 @@ class LanClient:
         self.seq = 0
         self.epoch = None
         self.auto_ack = auto_ack
+        self.close_code = None
         hello = self.recv_json()
         assert hello["type"] == "auth_required"
         self.send({"type": "auth", "token": gw.tokens[device]})
@@ -196,10 +201,16 @@ class LanClient:
                 f = self.recv_json(timeout=min(remaining, 0.2))
             except TimeoutError:
                 continue
+            except ConnectionClosed as closed:
+                self.close_code = closed.rcvd.code if closed.rcvd else None
+                return bool(until and until(self))
             self.frames.append(f)
             self.apply(f)
             if self.auto_ack and "seq" in f and f["type"] not in ("synced", "replay"):
-                self.send({"type": "ack", "seq": f["seq"]})
+                try:
+                    self.send({"type": "ack", "seq": f["seq"]})
+                except ConnectionClosed:
+                    pass
 
     def state(self, tag):
         return self.activities[tag]["state"]

@@ -88,6 +88,7 @@ public enum ConfigLoader {
         }
         if var s = try reader.section("store") {
             config.store.synchronous = try s.oneOf("synchronous", ["off", "normal", "full"]) ?? "normal"
+            config.store.enabled = try s.bool("enabled") ?? true
             try s.finish()
         }
         if var s = try reader.section("home_assistant") {

@@ -38,6 +38,8 @@ public struct GatewayConfig: Sendable, Equatable {
 
     public struct Store: Sendable, Equatable {
         public var synchronous: String = "normal"
+        /// false: keep everything in memory only (benchmarks compare the two).
+        public var enabled: Bool = true
     }
 
     public struct HomeAssistant: Sendable, Equatable {

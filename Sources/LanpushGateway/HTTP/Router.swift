@@ -12,13 +12,21 @@ struct Router {
         case open, read, write
     }
 
+    /// Answers once whatever the request changed is committed to the store (accepted = committed).
     func handle(_ request: HTTPRequest, _ response: HTTPResponse) {
         let answer = route(request)
-        switch answer {
-        case .json(let a):
-            response.respond(status: a.status, body: a.body.serializedBytes())
-        case .raw(let status, let contentType, let body):
-            response.respond(status: status, body: body, contentType: contentType)
+        hub.commit { committed in
+            guard committed else {
+                response.respond(status: 503, body: HTTPAnswer.error(
+                    503, field: "store", rule: "durable", "the update could not be stored; retry").body.serializedBytes())
+                return
+            }
+            switch answer {
+            case .json(let a):
+                response.respond(status: a.status, body: a.body.serializedBytes())
+            case .raw(let status, let contentType, let body):
+                response.respond(status: status, body: body, contentType: contentType)
+            }
         }
     }
 

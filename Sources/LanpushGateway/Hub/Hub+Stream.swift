@@ -23,6 +23,7 @@ extension Hub {
         if let deviceId = session.deviceId, let device = devices[deviceId] {
             device.sessions.removeAll { $0 == id }
             device.lastSeen = clock()
+            journalDevice(device)
             if !device.isConnected { updateConnectedGauge() }
         }
         logger.info("session closed", metadata: sessionMetadata(session))
@@ -140,7 +141,10 @@ extension Hub {
         guard let device = devices[id] else { return }
         // A notification is done once every session of the device has acknowledged it.
         let floor = device.sessions.compactMap { sessions[$0]?.coalescers[id]?.ackedSeq }.min() ?? 0
-        device.ledger.pruneNotifications(through: floor)
+        if let first = device.ledger.notifications.first, first.seq <= floor {
+            device.ledger.pruneNotifications(through: floor)
+            journalPrunedNotifications(device, through: floor)
+        }
         session.transport.requestWritable()
     }
 
@@ -154,12 +158,16 @@ extension Hub {
         }
         if let old = device.registration?.pushToken, old != pushToken { deviceByPushToken.removeValue(forKey: old) }
         if let other = deviceByPushToken[pushToken], other != id {
-            devices[other]?.registration = nil
+            if let previous = devices[other] {
+                previous.registration = nil
+                journalDevice(previous)
+            }
         }
         device.registration = .init(
             pushToken: pushToken, pushURL: message["push_url"]?.stringValue,
             registrationInfo: message["registration_info"]?.objectValue ?? [:])
         deviceByPushToken[pushToken] = id
+        journalDevice(device)
         session.queueControl(["type": "registered", "push_token": .string(pushToken)])
         logger.info("device registered push_token", metadata: sessionMetadata(session))
     }
@@ -170,14 +178,18 @@ extension Hub {
         }
         var entry: [String: JSONValue] = ["token": .string(token)]
         if let expires = message["expires_at"] { entry["expires_at"] = expires }
-        devices[id]?.liveActivityTokens[tag] = .object(entry)
+        guard let device = devices[id] else { return }
+        device.liveActivityTokens[tag] = .object(entry)
+        journalDevice(device)
     }
 
     private func pushToStartToken(_ session: StreamSession, _ message: [String: JSONValue]) {
         guard let id = session.deviceId, let token = message["token"]?.stringValue else {
             return protocolError(session, "push_to_start_token needs 'token'")
         }
-        devices[id]?.pushToStartToken = token
+        guard let device = devices[id] else { return }
+        device.pushToStartToken = token
+        journalDevice(device)
     }
 
     private func dismissed(_ session: StreamSession, _ message: [String: JSONValue]) {

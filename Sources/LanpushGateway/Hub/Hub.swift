@@ -1,5 +1,6 @@
 import Foundation
 import LanpushCore
+import LanpushStore
 import Logging
 
 /// The gateway's state: every device's ledger, every session, the push_token routes.
@@ -21,21 +22,46 @@ final class Hub {
     /// Requests for push_tokens no client registered, kept for the relay path (bounded).
     var relayBacklog: [RelayPushRequest] = []
     static let relayBacklogLimit = 1000
+    /// The epoch given to devices whose sequence could not be trusted at start (new, or an unclean stop).
     let epoch: String
+    /// Store ops recorded since the last commit (see Hub+Journal).
+    var pendingOps: [StoreOp] = []
+    /// Sends ops to the group-commit writer; `nil` when the store is off. The completion runs on the loop.
+    let persist: (([StoreOp], ((Bool) -> Void)?) -> Void)?
 
-    init(config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, metrics: GatewayMetrics) {
+    /// `stored`: what the store held at start; `unclean`: the previous run did not stop cleanly, so every
+    /// device starts a new epoch (clients resuming get a snapshot, no seq is reused with other content).
+    init(
+        config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, metrics: GatewayMetrics,
+        stored: StoredState? = nil, persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = nil
+    ) {
         self.config = config
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
+        self.persist = persist
         self.counters = RateLimitCounters(maximum: config.relay.quota)
-        // A restart without the durable store loses the sequence: a new epoch makes clients take a snapshot.
         self.epoch = UUID().uuidString.lowercased()
+        let unclean = stored?.wasUnclean ?? false
         for d in config.devices {
-            devices[d.id] = DeviceRecord(
-                id: d.id, name: d.name,
-                ledger: DeviceLedger(deviceId: d.id, epoch: epoch, notificationLimit: config.limits.notificationQueue))
+            let row = stored?.devices[d.id]
+            let ledger = DeviceLedger(
+                deviceId: d.id, epoch: row.map { unclean ? epoch : $0.epoch } ?? epoch, seq: row?.seq ?? 0,
+                activities: stored?.activities[d.id] ?? [], notifications: stored?.notifications[d.id] ?? [],
+                notificationLimit: config.limits.notificationQueue)
+            let device = DeviceRecord(id: d.id, name: d.name, ledger: ledger)
+            if let row {
+                if let token = row.pushToken {
+                    device.registration = .init(pushToken: token, pushURL: row.pushURL, registrationInfo: row.registrationInfo)
+                    deviceByPushToken[token] = d.id
+                }
+                device.liveActivityTokens = row.liveActivityTokens
+                device.pushToStartToken = row.pushToStartToken
+                device.lastSeen = row.lastSeen
+            }
+            devices[d.id] = device
             deviceByToken[d.token] = d.id
+            journalDevice(device)
         }
     }
 
@@ -44,6 +70,7 @@ final class Hub {
     /// Hands accepted changes of one device to its sessions and to observers.
     func fanOut(_ changes: [Change], device id: String) {
         guard !changes.isEmpty, let device = devices[id] else { return }
+        journal(changes, device: device)
         metrics.eventsIn.increment(by: Int64(changes.count))
         let droppedSome = changes.contains { !$0.isSlotChange } && device.ledger.droppedNotifications > 0
         let oldestKept = device.ledger.notifications.first?.seq ?? 0
@@ -173,6 +200,9 @@ final class Hub {
         for device in devices.values {
             guard let deadline = device.ledger.nextDeadline, deadline <= now else { continue }
             fanOut(device.ledger.advance(to: now), device: device.id)
+            // Housekeeping: dismissed activities leave the ledger and the store (sessions that still show one
+            // were just sent the dismissal; a missing activity reads as dismissed to every coalescer).
+            journalRemovedActivities(device, tags: device.ledger.pruneDismissed())
         }
         if !recentConfirmIds.isEmpty { recentConfirmIds = recentConfirmIds.filter { now - $0.value < 60 } }
     }

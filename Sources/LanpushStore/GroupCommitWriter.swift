@@ -1,0 +1,79 @@
+import Foundation
+
+/// Writes store ops on its own thread, many requests per transaction, so the lws loop never waits on disk.
+///
+/// `submit` (any thread, in practice the loop) queues a batch of ops and an optional completion; the
+/// writer takes everything queued since its last transaction, commits it in one, then runs the
+/// completions through `deliver` (the gateway posts them back to the loop). An accepted update's HTTP
+/// answer is one of those completions: accepted = committed.
+public final class GroupCommitWriter: @unchecked Sendable {
+    public typealias Completion = @Sendable (Error?) -> Void
+
+    private let store: StateStore
+    private let condition = NSCondition()
+    private var queue: [StoreOp] = []
+    private var completions: [Completion] = []
+    private var stopping = false
+    private var thread: Thread?
+    private let onError: @Sendable (Error) -> Void
+    /// Transactions and ops written, for metrics and benchmarks.
+    public private(set) var transactions: UInt64 = 0
+
+    public init(store: StateStore, onError: @escaping @Sendable (Error) -> Void) {
+        self.store = store
+        self.onError = onError
+    }
+
+    public func start() {
+        let t = Thread { [weak self] in self?.loop() }
+        t.name = "lanpush-store"
+        thread = t
+        t.start()
+    }
+
+    public func submit(_ ops: [StoreOp], completion: Completion? = nil) {
+        condition.lock()
+        queue.append(contentsOf: ops)
+        if let completion { completions.append(completion) }
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Writes what is queued, stops the thread, and returns once everything is on disk.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        while thread != nil { condition.wait() }
+        condition.unlock()
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && completions.isEmpty && !stopping { condition.wait() }
+            let ops = queue
+            let done = completions
+            queue.removeAll(keepingCapacity: true)
+            completions.removeAll(keepingCapacity: true)
+            let finished = stopping && ops.isEmpty && done.isEmpty
+            condition.unlock()
+            if finished { break }
+            var failure: Error?
+            if !ops.isEmpty {
+                do {
+                    try store.write(ops)
+                    transactions += 1
+                } catch {
+                    failure = error
+                    onError(error)
+                }
+            }
+            for completion in done { completion(failure) }
+        }
+        condition.lock()
+        thread = nil
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import GRDB
+import LanpushCore
+
+/// Why the state could not be opened: the daemon stops with this message rather than start empty.
+public struct StoreError: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let reason: String
+    public var description: String {
+        "cannot use the state database \(path): \(reason). Run `lanpushd --reset-state` (same --state-dir) to move it aside and start fresh."
+    }
+}
+
+/// lanpush's SQLite state (WAL mode, through GRDB).
+///
+/// Durability: a transaction is committed before the HTTP answer that depends on it is sent. With
+/// `synchronous = normal` (default) a committed update survives a crash of the process (kill -9): the WAL
+/// is in the OS's page cache. It survives power loss only with `synchronous = full` (an fsync per commit
+/// group). `off` leaves even that to the OS.
+public final class StateStore: @unchecked Sendable {
+    public static let fileName = "lanpush.sqlite"
+    public let path: String
+    let pool: DatabasePool
+
+    public init(directory: String, synchronous: String = "normal") throws {
+        path = (directory as NSString).appendingPathComponent(Self.fileName)
+        var config = Configuration()
+        let level = ["off": "OFF", "normal": "NORMAL", "full": "FULL"][synchronous] ?? "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(level)")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+            try pool.write { db in
+                let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
+                guard check == "ok" else { throw StoreError(path: path, reason: "integrity check failed: \(check)") }
+            }
+            try Self.migrator.migrate(pool)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Moves the database (and its WAL files) aside as `<name>.corrupt-<time>`; returns the new path.
+    public static func moveAside(directory: String, now: Date = Date()) throws -> String? {
+        let fm = FileManager.default
+        let base = (directory as NSString).appendingPathComponent(fileName)
+        guard fm.fileExists(atPath: base) else { return nil }
+        let stamp = Int(now.timeIntervalSince1970)
+        let target = "\(base).corrupt-\(stamp)"
+        for suffix in ["", "-wal", "-shm"] where fm.fileExists(atPath: base + suffix) {
+            try fm.moveItem(atPath: base + suffix, toPath: target + suffix)
+        }
+        return target
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.create(table: "meta") { t in
+                t.primaryKey("key", .text)
+                t.column("value", .text).notNull()
+            }
+            try db.create(table: "device") { t in
+                t.primaryKey("id", .text)
+                t.column("epoch", .text).notNull()
+                t.column("seq", .integer).notNull()
+                t.column("push_token", .text)
+                t.column("push_url", .text)
+                t.column("registration_info", .text).notNull().defaults(to: "{}")
+                t.column("live_activity_tokens", .text).notNull().defaults(to: "{}")
+                t.column("push_to_start_token", .text)
+                t.column("last_seen", .double)
+            }
+            try db.create(table: "activity") { t in
+                t.column("device_id", .text).notNull()
+                t.column("tag", .text).notNull()
+                t.column("generation", .integer).notNull()
+                t.column("attributes", .text).notNull()
+                t.column("state", .text).notNull()
+                t.column("phase", .text).notNull()
+                t.column("stale_date", .double)
+                t.column("relevance_score", .double)
+                t.column("ended_at", .double)
+                t.column("dismissal_date", .double)
+                t.column("updated_at", .double).notNull()
+                t.column("last_seq", .integer).notNull()
+                t.primaryKey(["device_id", "tag"])
+            }
+            try db.create(table: "notification") { t in
+                t.column("device_id", .text).notNull()
+                t.column("seq", .integer).notNull()
+                t.column("body", .text).notNull()
+                t.column("accepted_at", .double).notNull()
+                t.primaryKey(["device_id", "seq"])
+            }
+            try db.create(table: "outbox") { t in
+                t.column("device_id", .text).notNull()
+                t.column("slot", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("url", .text).notNull()
+                t.column("body", .text).notNull()
+                t.column("seq", .integer).notNull()
+                t.primaryKey(["device_id", "slot"])
+            }
+        }
+        return m
+    }
+
+    // MARK: Reading
+
+    public func load() throws -> StoredState {
+        try pool.read { db in
+            var state = StoredState()
+            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
+                state.meta[row["key"]] = row["value"]
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM device") {
+                let id: String = row["id"]
+                let seq: Int64 = row["seq"]
+                state.devices[id] = DeviceRow(
+                    id: id, epoch: row["epoch"], seq: UInt64(max(0, seq)), pushToken: row["push_token"],
+                    pushURL: row["push_url"], registrationInfo: StoreCodec.object(row["registration_info"]),
+                    liveActivityTokens: StoreCodec.object(row["live_activity_tokens"]),
+                    pushToStartToken: row["push_to_start_token"], lastSeen: row["last_seen"])
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM activity ORDER BY device_id, tag") {
+                let tag: String = row["tag"]
+                let generation: Int64 = row["generation"]
+                let lastSeq: Int64 = row["last_seq"]
+                let phaseText: String = row["phase"]
+                let activity = Activity(
+                    generation: UInt64(max(0, generation)),
+                    attributes: StoreCodec.attributes(StoreCodec.json(row["attributes"]), tag: tag),
+                    state: StoreCodec.object(row["state"]), phase: ActivityPhase(rawValue: phaseText) ?? .active,
+                    staleDate: row["stale_date"], relevanceScore: row["relevance_score"], endedAt: row["ended_at"],
+                    dismissalDate: row["dismissal_date"], updatedAt: row["updated_at"], lastSeq: UInt64(max(0, lastSeq)))
+                state.activities[row["device_id"], default: []].append(activity)
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY device_id, seq") {
+                guard let body = StoreCodec.notificationBody(StoreCodec.json(row["body"])) else { continue }
+                let seq: Int64 = row["seq"]
+                state.notifications[row["device_id"], default: []].append(
+                    QueuedNotification(seq: UInt64(max(0, seq)), body: body, acceptedAt: row["accepted_at"]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq") {
+                let seq: Int64 = row["seq"]
+                state.outbox.append(OutboxRow(
+                    deviceId: row["device_id"], slot: row["slot"], kind: row["kind"], url: row["url"],
+                    body: StoreCodec.json(row["body"]) ?? .null, seq: UInt64(max(0, seq))))
+            }
+            return state
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes one group of ops in one transaction. Ops with the same key collapse to the last one.
+    public func write(_ ops: [StoreOp]) throws {
+        var lastIndex = [String: Int]()
+        for (i, op) in ops.enumerated() {
+            if let key = op.key { lastIndex[key] = i }
+        }
+        try pool.write { db in
+            for (i, op) in ops.enumerated() {
+                if let key = op.key, lastIndex[key] != i { continue }
+                try apply(op, db)
+            }
+        }
+    }
+
+    private func apply(_ op: StoreOp, _ db: Database) throws {
+        switch op {
+        case .device(let d):
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO device (id, epoch, seq, push_token, push_url, registration_info,
+                      live_activity_tokens, push_to_start_token, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    d.id, d.epoch, Int64(d.seq), d.pushToken, d.pushURL, JSONValue.object(d.registrationInfo).serialized(),
+                    JSONValue.object(d.liveActivityTokens).serialized(), d.pushToStartToken, d.lastSeen,
+                ])
+        case .upsertActivity(let deviceId, let a):
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO activity (device_id, tag, generation, attributes, state, phase, stale_date,
+                      relevance_score, ended_at, dismissal_date, updated_at, last_seq)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    deviceId, a.tag, Int64(a.generation), a.attributes.json.serialized(), JSONValue.object(a.state).serialized(),
+                    a.phase.rawValue, a.staleDate, a.relevanceScore, a.endedAt, a.dismissalDate, a.updatedAt, Int64(a.lastSeq),
+                ])
+        case .deleteActivity(let deviceId, let tag):
+            try db.execute(sql: "DELETE FROM activity WHERE device_id = ? AND tag = ?", arguments: [deviceId, tag])
+        case .insertNotification(let deviceId, let n):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO notification (device_id, seq, body, accepted_at) VALUES (?, ?, ?, ?)",
+                arguments: [deviceId, Int64(n.seq), StoreCodec.notificationBody(n.body).serialized(), n.acceptedAt])
+        case .deleteNotifications(let deviceId, let through):
+            try db.execute(sql: "DELETE FROM notification WHERE device_id = ? AND seq <= ?", arguments: [deviceId, Int64(through)])
+        case .deleteNotification(let deviceId, let seq):
+            try db.execute(sql: "DELETE FROM notification WHERE device_id = ? AND seq = ?", arguments: [deviceId, Int64(seq)])
+        case .upsertOutbox(let o):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO outbox (device_id, slot, kind, url, body, seq) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [o.deviceId, o.slot, o.kind, o.url, o.body.serialized(), Int64(o.seq)])
+        case .deleteOutbox(let deviceId, let slot):
+            try db.execute(sql: "DELETE FROM outbox WHERE device_id = ? AND slot = ?", arguments: [deviceId, slot])
+        case .meta(let key, let value):
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key, value])
+        }
+    }
+
+    /// Folds the WAL into the main file (clean shutdown), so the file alone is a complete copy.
+    public func checkpoint() {
+        try? pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+}

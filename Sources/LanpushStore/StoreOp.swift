@@ -1,0 +1,91 @@
+import LanpushCore
+
+/// One change to durable state, captured on the loop thread and written later by the group-commit writer.
+/// Values, not references: the loop keeps going while the writer serializes them.
+public enum StoreOp: Sendable {
+    case device(DeviceRow)
+    case upsertActivity(deviceId: String, Activity)
+    case deleteActivity(deviceId: String, tag: String)
+    case insertNotification(deviceId: String, QueuedNotification)
+    /// Drops a device's queued notifications with seq <= `through`.
+    case deleteNotifications(deviceId: String, through: UInt64)
+    /// Drops one queued notification (the queue overflowed).
+    case deleteNotification(deviceId: String, seq: UInt64)
+    case upsertOutbox(OutboxRow)
+    case deleteOutbox(deviceId: String, slot: String)
+    case meta(key: String, value: String)
+
+    /// Ops with the same key in one batch collapse to the last one: the heart of group commit.
+    var key: String? {
+        switch self {
+        case .device(let row): return "d|\(row.id)"
+        case .upsertActivity(let d, let a): return "a|\(d)|\(a.tag)"
+        case .deleteActivity(let d, let tag): return "a|\(d)|\(tag)"
+        case .upsertOutbox(let row): return "o|\(row.deviceId)|\(row.slot)"
+        case .deleteOutbox(let d, let slot): return "o|\(d)|\(slot)"
+        case .meta(let key, _): return "m|\(key)"
+        case .insertNotification, .deleteNotifications, .deleteNotification: return nil
+        }
+    }
+}
+
+/// What the store keeps of a device besides its activities and notifications.
+public struct DeviceRow: Sendable, Hashable {
+    public var id: String
+    public var epoch: String
+    public var seq: UInt64
+    public var pushToken: String?
+    public var pushURL: String?
+    public var registrationInfo: [String: JSONValue]
+    public var liveActivityTokens: [String: JSONValue]
+    public var pushToStartToken: String?
+    public var lastSeen: Double?
+
+    public init(
+        id: String, epoch: String, seq: UInt64, pushToken: String? = nil, pushURL: String? = nil,
+        registrationInfo: [String: JSONValue] = [:], liveActivityTokens: [String: JSONValue] = [:],
+        pushToStartToken: String? = nil, lastSeen: Double? = nil
+    ) {
+        self.id = id
+        self.epoch = epoch
+        self.seq = seq
+        self.pushToken = pushToken
+        self.pushURL = pushURL
+        self.registrationInfo = registrationInfo
+        self.liveActivityTokens = liveActivityTokens
+        self.pushToStartToken = pushToStartToken
+        self.lastSeen = lastSeen
+    }
+}
+
+/// A relay send waiting in the durable outbox: the latest body per (device, slot).
+public struct OutboxRow: Sendable, Hashable {
+    public var deviceId: String
+    /// The tag for activity slots, `n:<seq>` for queued notifications.
+    public var slot: String
+    public var kind: String
+    public var url: String
+    public var body: JSONValue
+    public var seq: UInt64
+
+    public init(deviceId: String, slot: String, kind: String, url: String, body: JSONValue, seq: UInt64) {
+        self.deviceId = deviceId
+        self.slot = slot
+        self.kind = kind
+        self.url = url
+        self.body = body
+        self.seq = seq
+    }
+}
+
+/// Everything read back at start-up.
+public struct StoredState: Sendable {
+    public var devices: [String: DeviceRow] = [:]
+    public var activities: [String: [Activity]] = [:]
+    public var notifications: [String: [QueuedNotification]] = [:]
+    public var outbox: [OutboxRow] = []
+    public var meta: [String: String] = [:]
+
+    /// The previous run did not shut down cleanly (crash, kill -9, power loss).
+    public var wasUnclean: Bool { meta["running"] == "1" }
+}

@@ -1,0 +1,186 @@
+"""A 2xx means stored: kill -9, clean restarts, a corrupt file and an old schema, against the real daemon."""
+import http.client
+import json
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gateway import BINARY, Gateway
+
+TAGS = [f"tag{i}" for i in range(10)]
+FIXTURE = Path(__file__).resolve().parents[1] / "Fixtures" / "state-v1" / "lanpush.sqlite"
+
+
+class Poster(threading.Thread):
+    """Posts updates to 10 tags as fast as it can over one keep-alive connection; remembers, per tag, the
+    last update answered 2xx and the one in flight when the connection died."""
+
+    def __init__(self, gw):
+        super().__init__(daemon=True)
+        self.gw = gw
+        self.acked = {}
+        self.in_flight = None
+        self.count = 0
+        self.stop_flag = False
+
+    def run(self):
+        conn = http.client.HTTPConnection("127.0.0.1", self.gw.port, timeout=5)
+        n = 0
+        while not self.stop_flag:
+            n += 1
+            tag = TAGS[n % len(TAGS)]
+            self.in_flight = (tag, n)
+            body = json.dumps({"push_token": "tok", "title": tag, "message": f"m{n}",
+                               "data": {"tag": tag, "live_update": True, "progress": n, "progress_max": 1 << 30}})
+            try:
+                conn.request("POST", "/api/sendPushNotification", body=body, headers={"Content-Type": "application/json"})
+                r = conn.getresponse()
+                r.read()
+            except OSError:
+                return
+            if r.status in (201, 202):
+                self.acked[tag] = n
+                self.count += 1
+            self.in_flight = None
+
+
+def registered(gw):
+    c = gw.client("phone", register="tok")
+    c.pump(lambda c: c.frames)
+    c.close()
+
+
+def states(gw):
+    status, body = gw.get("/v1/activities?device=phone")
+    assert status == 200, body
+    return {a["tag"]: a for a in body["activities"]}
+
+
+def epoch(gw):
+    return next(d for d in gw.get("/v1/devices")[1]["devices"] if d["id"] == "phone")["epoch"]
+
+
+@pytest.mark.parametrize("trial", range(5))
+def test_kill_9_loses_nothing_that_was_acknowledged(gateway, trial):
+    gw = gateway()
+    registered(gw)
+    before = epoch(gw)
+    poster = Poster(gw)
+    poster.start()
+    time.sleep(random.uniform(0.3, 1.2))
+    gw.proc.send_signal(signal.SIGKILL)
+    gw.proc.wait(5)
+    poster.join(10)
+    assert poster.count > 50, "the poster barely ran"
+    gw.start()
+    after = states(gw)
+    for tag in TAGS:
+        acked = poster.acked.get(tag)
+        allowed = {acked}
+        if poster.in_flight and poster.in_flight[0] == tag:
+            allowed.add(poster.in_flight[1])
+        got = after.get(tag, {}).get("state", {}).get("progress")
+        assert got in allowed, f"{tag}: stored {got}, acknowledged {acked}, in flight {poster.in_flight}"
+    # An unclean restart is a new epoch: no seq is reused with other content; resuming gets a snapshot.
+    assert epoch(gw) != before
+    c = gw.client("phone", resume=(before, 5))
+    assert c.pump(lambda c: any(f["type"] == "synced" for f in c.frames))
+    assert c.frames[0]["type"] == "snapshot"
+    assert {t: a["state"] for t, a in c.activities.items()} == {t: a["state"] for t, a in after.items()}
+
+
+def test_clean_restart_under_load_keeps_epoch_and_state(gateway):
+    gw = gateway()
+    registered(gw)
+    watcher = gw.client("phone")
+    watcher.pump(lambda c: c.frames)
+    poster = Poster(gw)
+    poster.start()
+    time.sleep(0.8)
+    before = epoch(gw)
+    assert gw.stop(signal.SIGTERM) == 0
+    poster.join(10)
+    # What the watcher held when the gateway went away, and where it was.
+    watcher.pump(timeout=0.5)
+    held, seq = {t: dict(a) for t, a in watcher.activities.items()}, watcher.seq
+    gw.start()
+    after = states(gw)
+    for tag in TAGS:
+        assert after[tag]["state"]["progress"] in {poster.acked[tag], poster.in_flight and poster.in_flight[1]}
+    assert epoch(gw) == before, "a clean restart keeps the epoch"
+    r = gw.client("phone", resume=(before, seq))
+    r.activities = held
+    assert r.pump(lambda c: any(f["type"] == "synced" for f in c.frames))
+    assert {t: a["state"] for t, a in r.activities.items()} == {t: a["state"] for t, a in after.items()}
+
+
+def test_registration_and_queued_notifications_survive_a_restart(gateway):
+    gw = gateway()
+    registered(gw)
+    assert gw.relay("tok", title="Door", message="Front door opened", data={"group": "doors"})[0] == 202
+    gw.stop(signal.SIGKILL)
+    gw.start()
+    # The push_token route came back from the store, and so did the unacknowledged notification.
+    assert gw.relay("tok", title="EV", message="Charging", data={"tag": "ev", "live_update": True})[0] == 202
+    c = gw.client("phone")
+    assert c.pump(lambda c: "ev" in c.activities and c.notifications)
+    assert [n["message"] for n in c.notifications] == ["Front door opened"]
+    gw.stop(signal.SIGTERM)
+    gw.start()
+    c = gw.client("phone")
+    c.pump(timeout=1)
+    assert c.notifications == [], "an acknowledged notification is not kept"
+
+
+def test_corrupt_state_stops_the_daemon_until_reset(tmp_path):
+    gw = Gateway()
+    gw.state.mkdir(parents=True)
+    (gw.state / "lanpush.sqlite").write_bytes(b"this is not a database" * 100)
+    r = subprocess.run([str(BINARY), "--config", str(gw.config), "--state-dir", str(gw.state)],
+                       capture_output=True, text=True, timeout=20)
+    assert r.returncode != 0
+    assert "lanpush.sqlite" in r.stderr and "--reset-state" in r.stderr
+    gw.start("--reset-state")
+    try:
+        assert gw.get("/healthz")[0] == 200
+        assert list(gw.state.glob("lanpush.sqlite.corrupt-*")), "the old file is kept aside"
+    finally:
+        gw.stop()
+
+
+def test_migrates_a_state_directory_of_schema_v1(gateway):
+    gw = Gateway(devices=("phone", "tablet"))
+    gw.state.mkdir(parents=True)
+    shutil.copy(FIXTURE, gw.state / "lanpush.sqlite")
+    gw.start()
+    try:
+        got = states(gw)
+        assert got["washer_cycle"]["state"]["message"] == "Rinsing"
+        assert got["washer_cycle"]["attributes"]["title"] == "Washing Machine"
+        assert got["ev-charging"]["state"]["progress"] == 45
+        with sqlite3.connect(gw.state / "lanpush.sqlite") as db:
+            assert ("v1",) in db.execute("SELECT identifier FROM grdb_migrations").fetchall()
+    finally:
+        gw.stop()
+
+
+def test_store_does_not_grow_under_a_steady_stream(gateway):
+    gw = gateway()
+    registered(gw)
+    conn = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=5)
+    for n in range(3000):
+        tag = TAGS[n % 10]
+        status, _ = gw.request("POST", "/api/sendPushNotification", {
+            "push_token": "tok", "message": f"m{n}", "data": {"tag": tag, "live_update": True, "progress": n}}, conn=conn)
+        assert status in (201, 202)
+    gw.stop()
+    with sqlite3.connect(gw.state / "lanpush.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM activity").fetchone()[0] == 10
+    assert (gw.state / "lanpush.sqlite").stat().st_size < 512 * 1024
