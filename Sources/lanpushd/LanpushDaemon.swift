@@ -103,8 +103,8 @@ struct LanpushDaemon: ParsableCommand {
             notifier?.send("STOPPING=1")
             gateway.stop()
         }
-        gateway.run()
-        _ = signals
+        // The signal sources must outlive the loop; a release build would otherwise free them early.
+        withExtendedLifetime(signals) { gateway.run() }
     }
 }
 

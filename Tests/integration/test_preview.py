@@ -1,0 +1,414 @@
+"""The live preview page (issue 9), in Debian's headless Chromium driven over the DevTools protocol.
+
+The browser is an independent lanpush.v1 client (its own WebSocket and JSON); the assertions read the DOM's
+stable data-* attributes and computed styles. Screenshots land in test-artifacts/ (gitignored).
+"""
+import base64
+import contextlib
+import http.client
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import websockets.sync.client as wsclient
+
+import gateway as gateway_module
+from gateway import ROOT
+
+# A lanpushd built elsewhere (e.g. `swift build --scratch-path .build-x`) can be tested with LANPUSHD=path.
+if os.environ.get("LANPUSHD"):
+    gateway_module.BINARY = Path(os.environ["LANPUSHD"]).resolve()
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+class Chromium:
+    """Headless Chromium with one page, driven through the Chrome DevTools Protocol."""
+
+    def __init__(self):
+        exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+        if not exe:
+            pytest.fail("chromium is not installed: run ./scripts/setup --test")
+        self.profile = tempfile.mkdtemp(prefix="lanpush-chromium-")
+        self.log = open(Path(self.profile) / "chromium.log", "wb")
+        # As root Chromium runs only without its sandbox (DESIGN.md §10).
+        self.proc = subprocess.Popen(
+            [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+             "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--disable-features=Translate,MediaRouter",
+             "--mute-audio", "--remote-debugging-port=0", "--remote-allow-origins=*",
+             f"--user-data-dir={self.profile}", "--window-size=1500,1100", "about:blank"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        port_file = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.time() + 30
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("chromium did not start: " + (Path(self.profile) / "chromium.log").read_text()[-2000:])
+            time.sleep(0.05)
+        port = int(port_file.read_text().split()[0])
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
+        page = next(t for t in targets if t["type"] == "page")
+        self.stack = contextlib.ExitStack()
+        self.ws = self.stack.enter_context(wsclient.connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10))
+        self.next_id = 0
+        self.exceptions = []
+        self.console = []
+        self.call("Page.enable")
+        self.call("Runtime.enable")
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1500, "height": 1100, "deviceScaleFactor": 1, "mobile": False})
+
+    def _event(self, msg):
+        if msg.get("method") == "Runtime.exceptionThrown":
+            d = msg["params"]["exceptionDetails"]
+            self.exceptions.append(d.get("exception", {}).get("description") or d.get("text"))
+        elif msg.get("method") == "Runtime.consoleAPICalled":
+            args = msg["params"].get("args", [])
+            self.console.append(" ".join(str(a.get("value", a.get("description", ""))) for a in args))
+
+    def call(self, method, params=None, timeout=15):
+        self.next_id += 1
+        mid = self.next_id
+        self.ws.send(json.dumps({"id": mid, "method": method, "params": params or {}}))
+        deadline = time.time() + timeout
+        while True:
+            msg = json.loads(self.ws.recv(timeout=max(0.01, deadline - time.time())))
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            self._event(msg)
+
+    def js(self, expression):
+        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"JS error in {expression[:80]!r}: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def wait(self, expression, timeout=10, what=None):
+        deadline = time.time() + timeout
+        value = None
+        while time.time() < deadline:
+            value = self.js(expression)
+            if value:
+                return value
+            time.sleep(0.05)
+        summary = self.js("JSON.stringify({conn: document.body.dataset.connState, "
+                          "error: (document.querySelector('[data-region=error]')||{}).textContent})")
+        raise AssertionError(f"timed out waiting for {what or expression}: last {value!r}; page {summary}; "
+                             f"exceptions {self.exceptions}; console {self.console[-5:]}")
+
+    def open(self, url):
+        self.exceptions.clear()
+        self.call("Page.navigate", {"url": url})
+        self.wait("document.readyState === 'complete' && !!window.lanpushPreview", what="page load")
+
+    def screenshot(self, name, selector=None, scale=1):
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.js("window.lanpushPreview.flush(), document.fonts.ready.then(() => true)")
+        if selector:
+            rect = self.js(f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+                           " return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height}; })()")
+        else:
+            rect = self.js("({x: 0, y: 0, width: document.documentElement.scrollWidth,"
+                           " height: document.documentElement.scrollHeight})")
+        rect["scale"] = scale
+        shot = self.call("Page.captureScreenshot", {"format": "png", "clip": rect, "captureBeyondViewport": True})
+        path = ARTIFACTS / f"{name}.png"
+        path.write_bytes(base64.b64decode(shot["data"]))
+        return path
+
+    def close(self):
+        try:
+            self.stack.close()
+        except Exception:
+            pass
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    b = Chromium()
+    yield b
+    b.close()
+
+
+def push(gw, body, target="phone"):
+    status, answer = gw.request("POST", "/v1/push", dict(body, targets=[target]), headers=gw.admin_headers())
+    assert status == 202, answer
+    return answer
+
+
+def card(tag, device="phone"):
+    return f"[data-region=lock-screen][data-device-id={device}][data-tag={tag}]"
+
+
+def pres(tag, device="phone"):
+    return f"[data-activity-presentations][data-device-id={device}][data-tag={tag}]"
+
+
+FACTS = """(sel => {
+  const root = document.querySelector(sel);
+  if (!root) return null;
+  const q = s => root.querySelector(s);
+  const text = s => (q(s) || {}).textContent ?? null;
+  const style = (s, p) => q(s) ? getComputedStyle(q(s))[p] : null;
+  return {
+    phase: root.dataset.phase, template: root.dataset.template, text: root.textContent,
+    title: text('[data-field=title]'), message: text('[data-field=message]'), timer: text('[data-field=timer]'),
+    trailing: text('[data-field=trailing]'), trailingSource: (q('[data-field=trailing]') || {dataset: {}}).dataset.source,
+    iconColor: style('[data-field=icon]', 'color'), iconAttr: (q('[data-field=icon]') || {dataset: {}}).dataset.iconColor,
+    iconGlyph: (q('[data-field=icon]') || {dataset: {}}).dataset.iconGlyph,
+    fillColor: style('[data-field=progress-fill]', 'backgroundColor'),
+    fillShare: q('[data-field=progress-fill]') ? q('[data-field=progress-fill]').style.width : null,
+    background: style('[data-field=card]', 'backgroundColor'), textColor: style('[data-field=card]', 'color'),
+    filter: getComputedStyle(root).filter, opacity: getComputedStyle(root).opacity,
+    badge: text('[data-field=phase-badge]'),
+  };
+})"""
+
+ALL_FIELDS_UPDATE = {"title": "All Fields", "message": "Almost done",
+                     "data": {"tag": "debug-all", "live_update": True, "critical_text": "1 min", "progress": 80,
+                              "progress_max": 100, "notification_icon": "mdi:home-assistant",
+                              "notification_icon_color": "#FF9800"}}
+
+AIVI_LAYERED = {"title": "Supercharger", "data": {"tag": "aivi-charging", "live_update": True, "template": {
+    "template": "progress", "icon": "bolt.car", "header_left": {"value": "90%", "text_color": "green"},
+    "header_right": {"value": "3 min left"},
+    "progress": {"style": "segmented", "value": 0.90, "display": "layered", "segments": [
+        {"value": 0.8, "fill_color": "green", "track_color": "gray", "label": "Standard"},
+        {"value": 0.2, "fill_color": "green", "track_color": "gray", "track_fill": "hatched", "label": "Extended"}]},
+    "footer_left": {"value": "Supercharger", "text_color": "gray"}, "footer_right": {"value": "Est. $4.85"},
+    "compact_value": {"value": "90%"}}}}
+
+AIVI_SPLIT = {"title": "Dishwasher", "data": {"tag": "aivi-dishwasher", "live_update": True, "template": {
+    "template": "progress", "icon": "dishwasher", "header_left": {"value": "Rinsing"},
+    "progress": {"style": "segmented", "value": 0.6, "display": "split", "segments": [
+        {"value": 0.5, "fill_color": "cyan", "label": "Wash"},
+        {"value": 0.25, "fill_color": "teal", "label": "Rinse"},
+        {"value": 0.25, "fill_color": "orange", "track_color": "orange", "track_fill": "hatched", "label": "Dry"}]}}}}
+
+
+def test_page_is_self_contained(gateway):
+    gw = gateway()
+    for path in ("/", "/preview"):
+        status, html = gw.request("GET", path)
+        assert status == 200 and html.startswith("<!doctype html>"), (status, str(html)[:200])
+        # Offline: nothing is loaded from anywhere but lanpushd itself.
+        assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import""", html)
+    mdi = Path("/usr/share/fonts/woff/materialdesignicons-webfont/materialdesignicons-webfont.woff2")
+    status, answer = gw.request("GET", "/preview/mdi.json")
+    if mdi.exists():
+        assert status == 200 and answer["icons"]["ev-station"] == "F5F1"
+        # Debian's MDI 1.6.50 predates these glyphs: the page must draw its fallback for them.
+        assert "washing-machine" not in answer["icons"] and "dishwasher" not in answer["icons"]
+    else:
+        assert status == 404
+
+
+def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
+    gw = gateway()
+    browser.open(f"http://127.0.0.1:{gw.port}/?token={gw.admin}")
+    browser.wait("document.body.dataset.connState === 'open'", what="connected")
+    browser.wait("document.querySelectorAll('section.device').length === 2 && !!document.body.dataset.mdi",
+                 what="both devices and the icon map")
+    assert "token=" not in browser.js("location.href"), "the token stays out of the address bar"
+    loaded = browser.js("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
+    assert loaded < 1000, f"the page took {loaded} ms to load"
+
+    # An observer never makes a device count as connected (DESIGN.md §10).
+    status, devices = gw.get("/v1/devices")
+    assert status == 200 and all(not d["connected"] and d["sessions"] == 0 for d in devices["devices"])
+    browser.wait("document.querySelector('[data-region=device-status][data-device-id=phone]').dataset.path === 'none'",
+                 what="the device's path shown")
+
+    # "All Fields" through the page's own send panel (the real ingest path).
+    browser.js("""(() => { const s = document.querySelector('[data-field=sample]'); s.value = 'all-fields';
+        s.dispatchEvent(new Event('change')); const t = document.querySelector('[data-field=target]'); t.value = 'phone';
+        document.querySelector('[data-action=send]').click(); })()""")
+    browser.wait("document.querySelector('[data-field=send-result]').dataset.status === '202'", what="202 from /v1/push")
+    browser.wait(f"!!document.querySelector('{card('debug-all')}')", what="the All Fields card")
+    f = browser.js(f"{FACTS}('{card('debug-all')}')")
+    assert f["title"] == "All Fields"
+    assert f["message"] is None and "All content state fields active" not in f["text"], "chronometer replaces the message"
+    assert re.fullmatch(r"[45]:\d\d", f["timer"]), f["timer"]
+    assert f["trailing"] == "42%" and f["trailingSource"] == "progress" and "5 min" not in f["text"]
+    assert f["iconColor"] == "rgb(3, 169, 244)" and f["iconAttr"] == "#03a9f4"
+    has_glyph = browser.js("!!(window.lanpushPreview.model.mdi && window.lanpushPreview.model.mdi.icons['home-assistant'])")
+    assert f["iconGlyph"] == ("font" if has_glyph else "fallback")
+    assert f["fillColor"] == "rgb(3, 169, 244)", "progress bar falls back to the icon color"
+    assert float(f["fillShare"].rstrip("%")) == 42
+    assert f["background"] == "rgb(0, 0, 0)" and f["textColor"] == "rgb(255, 255, 255)"
+    compact = browser.js(f"document.querySelector('{pres('debug-all')} [data-region=island-compact] [data-field=compact-trailing]').textContent")
+    assert compact == "5 min", "the compact Dynamic Island always shows critical_text"
+    for region in ("island-minimal", "island-expanded"):
+        assert browser.js(f"!!document.querySelector('{pres('debug-all')} [data-region={region}]')")
+    first = f["timer"]
+    browser.wait(f"document.querySelector('{card('debug-all')} [data-field=timer]').textContent !== '{first}'",
+                 timeout=3, what="the timer ticking on the page")
+
+    # A segmented Aivi progress payload (seed 002's layered example) and a split one with a hatched track.
+    push(gw, AIVI_LAYERED)
+    push(gw, AIVI_SPLIT)
+    browser.wait(f"!!document.querySelector('{card('aivi-dishwasher')}')", what="the Aivi cards")
+    seg = browser.js(f"""(() => {{
+      const root = document.querySelector('{card('aivi-charging')}');
+      const bar = root.querySelector('[data-field=segments]');
+      return {{ template: root.dataset.template, display: bar.dataset.display, count: +bar.dataset.count,
+        segments: [...bar.querySelectorAll('[data-segment]')].map(s => [s.dataset.share, s.dataset.trackFill, s.dataset.fillColor]),
+        labels: [...root.querySelectorAll('[data-field=segment-label]')].map(l => l.textContent),
+        clip: root.querySelector('.fills').style.clipPath,
+        header: root.querySelector('[data-field=header-left]').textContent,
+        headerColor: getComputedStyle(root.querySelector('[data-field=header-left]')).color }}; }})()""")
+    assert seg["template"] == "progress" and seg["display"] == "layered" and seg["count"] == 2
+    assert seg["segments"] == [["0.8", "solid", "#30d158"], ["0.2", "hatched", "#30d158"]]
+    assert seg["labels"] == ["Standard", "Extended"]
+    assert seg["clip"] == "inset(0px 10% 0px 0px)"
+    assert seg["header"] == "90%" and seg["headerColor"] == "rgb(48, 209, 88)"
+    split = browser.js(f"""[...document.querySelectorAll('{card('aivi-dishwasher')} [data-segment]')]
+        .map(s => [s.dataset.filled, s.dataset.trackFill])""")
+    assert split == [["1.000", "solid"], ["0.400", "solid"], ["0.000", "hatched"]]
+    assert browser.js(f"document.querySelector('{pres('aivi-charging')} [data-field=compact-trailing]').textContent") == "90%"
+    browser.screenshot("preview-page")
+    browser.screenshot("preview-phone", "[data-region=phone][data-device-id=phone]", scale=2)
+
+    # Relevance order, and the island shows the most relevant one.
+    push(gw, {"title": "EV Charging", "message": "Charging", "data": {
+        "tag": "ev-charging", "live_update": True, "critical_text": "45%", "progress": 45, "progress_max": 100,
+        "notification_icon": "mdi:ev-station", "notification_icon_color": "#4CAF50", "relevance_score": 0.9}})
+    browser.wait("document.querySelector('[data-region=lock-stack]').firstElementChild.dataset.tag === 'ev-charging'",
+                 what="ev-charging first by relevance")
+    assert browser.js("document.querySelector('[data-region=island] [data-region=island-live-compact]').dataset.tag") == "ev-charging"
+
+    # An update changes the card: the message comes back (no chronometer), 80%, the new icon color.
+    push(gw, ALL_FIELDS_UPDATE)
+    browser.wait(f"({FACTS}('{card('debug-all')}') || {{}}).trailing === '80%'", what="the update")
+    f = browser.js(f"{FACTS}('{card('debug-all')}')")
+    assert f["message"] == "Almost done" and f["timer"] is None
+    assert f["iconColor"] == "rgb(255, 152, 0)" and f["fillColor"] == "rgb(255, 152, 0)" and float(f["fillShare"].rstrip("%")) == 80
+    assert f["title"] == "All Fields" and f["phase"] == "active"
+
+    # The end greys it out until its dismissal; a dismissal removes it.
+    push(gw, {"message": "clear_notification", "data": {"tag": "debug-all"}})
+    browser.wait(f"document.querySelector('{card('debug-all')}').dataset.phase === 'ended'", what="ended")
+    browser.wait(f"getComputedStyle(document.querySelector('{card('debug-all')}')).opacity === '0.5'",
+                 what="the greying transition")
+    f = browser.js(f"{FACTS}('{card('debug-all')}')")
+    assert "grayscale(1)" in f["filter"] and float(f["opacity"]) < 0.7 and f["badge"].startswith("Ended")
+    browser.screenshot("preview-ended", card("debug-all"), scale=2)
+    status, _ = gw.request("DELETE", "/v1/activities/aivi-charging?dismissal=immediate&device=phone",
+                           headers=gw.admin_headers())
+    assert status in (200, 202), status
+    browser.wait(f"!document.querySelector('{card('aivi-charging')}')", timeout=5, what="dismissed removed")
+
+    # Stale: past its stale date the gateway says so, and the card shows it.
+    push(gw, {"title": "Dryer", "message": "Drying", "data": {"tag": "dryer", "live_update": True,
+                                                               "stale_date": int(time.time()) + 1}})
+    browser.wait(f"(document.querySelector('{card('dryer')}') || {{dataset: {{}}}}).dataset.phase === 'stale'",
+                 timeout=6, what="stale")
+
+    log = browser.js("[...document.querySelectorAll('[data-region=event-log][data-device-id=phone] [data-log-entry]')]"
+                     ".map(e => e.dataset.type)")
+    assert {"snapshot", "start", "update", "end"} <= set(log) and len(log) <= 30
+    assert browser.exceptions == []
+
+
+def test_burst_renders_latest_state(gateway, browser):
+    gw = gateway()
+    browser.open(f"http://127.0.0.1:{gw.port}/?token={gw.viewer}")  # the read-only viewer token works too
+    browser.wait("document.body.dataset.connState === 'open'", what="connected")
+    n = 400
+
+    def post(i, conn):
+        body = {"title": "Burst", "message": f"step {i}", "targets": ["tablet"],
+                "data": {"tag": "burst", "live_update": True, "progress": i, "progress_max": n}}
+        status, _ = gw.request("POST", "/v1/push", body, headers=gw.admin_headers(), conn=conn)
+        assert status == 202
+
+    def worker(k):
+        conn = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=10)
+        for i in range(1 + k, n, 4):
+            post(i, conn)
+        conn.close()
+
+    started = time.time()
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    post(n, None)  # the last word
+    rate = n / (time.time() - started)
+    browser.wait(f"({FACTS}('{card('burst', 'tablet')}') || {{}}).message === 'step {n}'", timeout=5,
+                 what="the last update rendered")
+    f = browser.js(f"{FACTS}('{card('burst', 'tablet')}')")
+    assert f["trailing"] == "100%" and float(f["fillShare"].rstrip("%")) == 100
+    renders = browser.js("window.lanpushPreview.model.renders")
+    # Offered faster than 100 updates/s; the page renders per animation frame, not per update.
+    assert rate > 100 and renders < n, (rate, renders)
+    assert browser.exceptions == []
+
+
+def test_wrong_token_shows_error(gateway, browser):
+    gw = gateway()
+    browser.open(f"http://127.0.0.1:{gw.port}/preview?token=not-a-token")
+    browser.wait("document.body.dataset.connState === 'auth_error'", what="auth error state")
+    err = browser.js("""(() => { const b = document.querySelector('[data-region=error]');
+        return {hidden: b.hidden, kind: b.dataset.errorKind, code: b.dataset.closeCode, text: b.textContent,
+                needed: document.querySelector('[data-region=token-form]').dataset.needed}; })()""")
+    assert not err["hidden"] and err["kind"] == "auth" and err["code"] == "4001" and "rejected" in err["text"]
+    assert err["needed"] == "true"
+    browser.screenshot("preview-auth-error")
+    time.sleep(1.0)
+    assert browser.js("document.body.dataset.connState") == "auth_error", "no retry loop with a rejected token"
+    # Typing the right token connects.
+    browser.js(f"""(() => {{ document.querySelector('[data-field=token]').value = {json.dumps(gw.admin)};
+        document.querySelector('[data-region=token-form]').requestSubmit(); }})()""")
+    browser.wait("document.body.dataset.connState === 'open'", what="connected with the typed token")
+    assert browser.exceptions == []
+
+
+def test_gateway_restart_reconnects(gateway, browser):
+    gw = gateway()
+    browser.open(f"http://127.0.0.1:{gw.port}/?token={gw.admin}")
+    browser.wait("document.body.dataset.connState === 'open'", what="connected")
+    push(gw, {"title": "Washing Machine", "message": "Rinsing · 1 of 2", "data": {
+        "tag": "washer_cycle", "live_update": True, "progress": 900, "progress_max": 3600, "chronometer": True,
+        "when": 2700, "when_relative": True, "notification_icon": "mdi:washing-machine",
+        "notification_icon_color": "#2196F3", "color": "#2196F3"}})
+    browser.wait(f"!!document.querySelector('{card('washer_cycle')}')", what="washer card")
+    icon = browser.js(f"document.querySelector('{card('washer_cycle')} [data-field=icon]').dataset.iconGlyph")
+    assert icon == "fallback", "MDI 1.6.50 has no washing-machine glyph: the fallback shows"
+    snapshots = browser.js("document.querySelectorAll('[data-log-entry][data-type=snapshot]').length")
+
+    gw.stop()
+    browser.wait("document.body.dataset.connState === 'disconnected'", what="disconnected state")
+    banner = browser.js("(b => ({hidden: b.hidden, kind: b.dataset.errorKind}))(document.querySelector('[data-region=error]'))")
+    assert banner == {"hidden": False, "kind": "disconnected"}
+    assert browser.js("document.querySelector('[data-region=error]').dataset.closeCode") == "1001", "shutdown"
+    browser.screenshot("preview-disconnected")
+
+    gw.start()  # same config, same port
+    browser.wait("document.body.dataset.connState === 'open'", timeout=15, what="reconnected")
+    browser.wait(f"document.querySelectorAll('[data-log-entry][data-type=snapshot]').length > {snapshots}",
+                 what="a fresh snapshot after reconnecting")
+    assert browser.js("document.querySelector('[data-region=error]').hidden")
+    push(gw, {"title": "EV Charging", "message": "Charging", "data": {"tag": "ev-charging", "live_update": True,
+                                                                       "progress": 45, "progress_max": 100}})
+    browser.wait(f"!!document.querySelector('{card('ev-charging')}')", what="live again after the restart")
+    assert browser.exceptions == []
