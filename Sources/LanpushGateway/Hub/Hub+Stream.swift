@@ -25,8 +25,21 @@ extension Hub {
             device.lastSeen = clock()
             journalDevice(device)
             if !device.isConnected { updateConnectedGauge() }
+            announceDevice(device)
         }
         logger.info("session closed", metadata: sessionMetadata(session))
+    }
+
+    /// Tells observers a device's sessions or path changed: `{"type":"device","device_id",...}`.
+    func announceDevice(_ device: DeviceRecord) {
+        let observers = sessions.values.filter { session in
+            guard session.subscribed, case .observer(let scope) = session.role else { return false }
+            return scope == nil || scope == device.id
+        }
+        guard !observers.isEmpty, case .object(var o) = device.json(now: clock()) else { return }
+        o["type"] = "device"
+        o["device_id"] = .string(device.id)
+        for observer in observers { observer.queueControl(.object(o)) }
     }
 
     func updateConnectedGauge() {
@@ -96,6 +109,7 @@ extension Hub {
         device.sessions.append(session.id)
         device.lastSeen = clock()
         updateConnectedGauge()
+        announceDevice(device)
         session.queueControl([
             "type": "auth_ok", "device_id": .string(deviceId), "epoch": .string(device.ledger.epoch),
             "seq": .number(Double(device.ledger.seq)), "version": .string(Self.protocolVersion),
@@ -168,6 +182,7 @@ extension Hub {
             registrationInfo: message["registration_info"]?.objectValue ?? [:])
         deviceByPushToken[pushToken] = id
         journalDevice(device)
+        announceDevice(device)
         session.queueControl(["type": "registered", "push_token": .string(pushToken)])
         logger.info("device registered push_token", metadata: sessionMetadata(session))
     }

@@ -331,7 +331,7 @@ function onFrame(f) {
       break;
   }
   if (dev && isNum(f.seq)) dev.seq = Math.max(dev.seq, f.seq);
-  if (dev && ['snapshot', 'start', 'end', 'lifecycle', 'notification', 'clear'].includes(f.type)) refreshDevicesSoon();
+  if (dev && ['snapshot', 'start', 'end', 'lifecycle', 'notification', 'clear', 'device'].includes(f.type)) refreshDevicesSoon();
 }
 
 function connect() {
