@@ -7,6 +7,7 @@ Two namespaces joined by a veth pair, with addresses assigned only inside them:
       private dbus-daemon (unix socket in a temp dir)     python-zeroconf: browser / rival publisher
       avahi-daemon  allow-interfaces=<veth A>, private /run
       the process under test (DBUS_SYSTEM_BUS_ADDRESS -> the private bus)
+                                                          a lanpush.v1 device client (LAN_CLIENT, `websockets`)
 
 Nothing here runs in, or sends multicast into, the root namespace. avahi-daemon gets a private tmpfs on
 /run inside its own mount namespace (the one `ip netns exec` creates), so its pid file and socket never
@@ -383,6 +384,10 @@ class TestBed:
         proc.stop()
         return zc_services(proc)
 
+    def lan_client(self, addr: str, port: int, path: str, token: str, push: dict | None = None) -> dict:
+        """A lanpush.v1 device client in B (see LAN_CLIENT): auth, subscribe, optionally post + receive one update."""
+        return lan_client(self, self.ns_b, addr, port, path, token, push)
+
     def zc_register(self, name: str, port: int, txt: dict[str, str] | None = None,
                     type_: str = "_lanpush._tcp.local.", timeout: float = 15) -> ManagedProcess:
         """Registers a rival service in B with python-zeroconf; it stays until the process is stopped."""
@@ -394,6 +399,73 @@ class TestBed:
         if proc.wait_for(r'"event": "registered"', timeout) is None:
             raise RuntimeError("zeroconf could not register\n" + proc.tail())
         return proc
+
+
+# --------------------------------------------------------------------------------------------------
+# A lanpush.v1 device client, run inside a namespace (python `websockets`, the test venv's interpreter)
+
+LAN_CLIENT = r'''
+"""Connects to ws://ADDR:PORT/PATH as a device, subscribes, optionally posts one live update to the same
+ADDR:PORT over HTTP, and prints one JSON line: {"auth", "frames", "start", "push_status"} (or {"error"})."""
+import http.client, json, sys, time
+import websockets.sync.client as wsclient
+
+args = json.loads(sys.argv[1])
+result = {"frames": []}
+try:
+    url = f"ws://{args['addr']}:{args['port']}{args['path']}"
+    with wsclient.connect(url, subprotocols=["lanpush.v1"], open_timeout=10) as ws:
+        result["subprotocol"] = ws.subprotocol
+        hello = json.loads(ws.recv(timeout=10))
+        assert hello["type"] == "auth_required", hello
+        ws.send(json.dumps({"type": "auth", "token": args["token"]}))
+        result["auth"] = json.loads(ws.recv(timeout=10))
+        ws.send(json.dumps({"type": "subscribe"}))
+        deadline = time.monotonic() + 10
+        while not any(f.get("type") == "synced" for f in result["frames"]):
+            result["frames"].append(json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic()))))
+        push = args.get("push")
+        if push:
+            body = json.dumps({"targets": [push["target"]], "title": "Washing Machine", "message": "Rinsing",
+                               "data": {"tag": "washer_cycle", "live_update": True, "progress": 900,
+                                        "progress_max": 3600}})
+            conn = http.client.HTTPConnection(args["addr"], args["port"], timeout=10)
+            conn.request("POST", "/v1/push", body=body, headers={
+                "Authorization": f"Bearer {push['admin_token']}", "Content-Type": "application/json"})
+            response = conn.getresponse()
+            result["push_status"] = response.status
+            result["push_answer"] = json.loads(response.read() or b"null")
+            conn.close()
+            deadline = time.monotonic() + 10
+            while "start" not in result:
+                frame = json.loads(ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+                result["frames"].append(frame)
+                if frame.get("type") == "start" and frame.get("tag") == "washer_cycle":
+                    result["start"] = frame
+                    ws.send(json.dumps({"type": "ack", "seq": frame["seq"]}))
+except Exception as exc:  # noqa: BLE001 - reported to the test
+    result["error"] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(result), flush=True)
+'''
+
+
+def lan_client(bed: "TestBed", ns: str, addr: str, port: int, path: str, token: str,
+               push: dict | None = None, timeout: float = 40) -> dict:
+    """Runs LAN_CLIENT in `ns` and returns its result; fails with the client's own error message."""
+    import json
+
+    script = bed.tmp / "lan_client.py"
+    script.write_text(LAN_CLIENT)
+    args = {"addr": addr, "port": port, "path": path, "token": token, "push": push}
+    proc = bed.spawn(ns, f"lan-client-{next(_counter)}", [bed.python, str(script), json.dumps(args)])
+    line = proc.wait_for(r"^\{", timeout)
+    proc.stop()
+    if line is None:
+        raise AssertionError("the LAN client printed nothing\n" + proc.tail())
+    result = json.loads(line)
+    if "error" in result:
+        raise AssertionError(f"LAN client in {ns}: {result['error']}\nframes: {result['frames']}")
+    return result
 
 
 def zc_events(proc: ManagedProcess) -> list[dict]:

@@ -6,6 +6,9 @@ rival service — from B. Run as root:
 
     .venv-test/bin/python -m pytest -v Tests/integration/test_discovery.py
 
+The last test is the point of it all: a device client in B connects to the address and port zeroconf resolved
+and receives an update posted to that address.
+
 The process under test is chosen by PUBLISHER below: the `integrationPublisher` Swift test (a thin wrapper
 around LanpushAvahi.ServicePublisher) until lanpushd exists, then lanpushd itself.
 """
@@ -27,6 +30,10 @@ import pytest
 from netns import REPO_ROOT, ManagedProcess, NetnsUnavailable, TestBed, netns_permitted, zc_events
 
 SERVICE_TYPE = "_lanpush._tcp.local."
+# lanpushd's config in namespace A: the admin token the LAN client in B posts with, and the device it logs in as.
+ADMIN_TOKEN = "integration-test-admin-token"
+DEVICE_ID = "discovery-client"
+DEVICE_TOKEN = "discovery-test-device-token-0123"
 
 
 @dataclass
@@ -113,9 +120,10 @@ class LanpushdPublisher:
         config = workdir / "lanpushd.yaml"
         config.write_text(
             f'listen: "{bed.addr_a}:{service.port}"\n'
-            f'admin_token: "integration-test-admin-token"\n'
+            f'admin_token: "{ADMIN_TOKEN}"\n'
             f"log_level: debug\n"
             f"mdns:\n  enabled: true\n  name: \"{service.name}\"\n"
+            f'devices:\n  - {{id: {DEVICE_ID}, name: Discovery client, token: "{DEVICE_TOKEN}"}}\n'
         )
         argv = [self.binary(), *self.extra_args, "--listen", f"{bed.addr_a}:{service.port}",
                 "--state-dir", str(state), "--config", str(config)]
@@ -326,3 +334,32 @@ def test_service_browser_without_daemon_reports_error(bed: TestBed):
     assert line, browser.tail()
     result = json.loads(line.split(": ", 1)[1])
     assert "error" in result and result["elapsed"] < 3, result
+
+
+def test_client_in_b_uses_the_advertised_address_and_receives_an_update(bed: TestBed):
+    """The whole point of discovery: a client in B knows nothing but what zeroconf resolved (address, port, TXT
+    path and proto), connects there, logs in as a configured device and gets an update posted to that address."""
+    if not isinstance(PUBLISHER, LanpushdPublisher):
+        pytest.skip("the probe publisher serves no WebSocket: this step needs lanpushd")
+    bed.start_dbus()
+    bed.start_avahi()
+    service = Service(name="Client Test", port=18771)
+    publisher = start_publisher(bed, service)
+    info = found(bed, [service.name])[service.name]
+    assert_ours(info, bed, service)
+    address, port, txt = info["addresses"][0], info["port"], info["txt"]
+
+    result = bed.lan_client(address, port, txt["path"], DEVICE_TOKEN,
+                            push={"admin_token": ADMIN_TOKEN, "target": DEVICE_ID})
+    assert result["subprotocol"] == txt["proto"] == "lanpush.v1", result
+    assert result["auth"]["type"] == "auth_ok" and result["auth"]["device_id"] == DEVICE_ID, result
+    assert result["push_status"] == 202, result
+    assert result["push_answer"]["results"] == [{"target": DEVICE_ID, "result": "delivered"}], result
+    start = result["start"]
+    assert start["attributes"]["title"] == "Washing Machine", start
+    assert start["state"]["message"] == "Rinsing", start
+    assert start["state"]["progress"] == 900 and start["state"]["progress_max"] == 3600, start
+    # It came live, after the subscription was synced (not in a snapshot).
+    kinds = [f["type"] for f in result["frames"]]
+    assert kinds.index("synced") < kinds.index("start"), kinds
+    assert publisher.alive(), publisher.tail()

@@ -84,6 +84,15 @@ public enum ConfigLoader {
         if var s = try reader.section("mdns") {
             config.mdns.enabled = try s.bool("enabled") ?? true
             config.mdns.name = try s.string("name").flatMap { $0.isEmpty ? nil : $0 }
+            // Interface names for the HA add-on's own avahi-daemon (allow-interfaces); lanpushd itself
+            // publishes through whatever avahi-daemon it reaches, so it only checks the shape.
+            if let interfaces = try s.list("interfaces") {
+                for (i, v) in interfaces.enumerated() {
+                    guard let name = v as? String, name.range(of: #"^[A-Za-z0-9_.:@-]{1,15}$"#, options: .regularExpression) != nil else {
+                        throw ConfigError(key: "mdns.interfaces[\(i)]", message: "must be a network interface name such as eth0")
+                    }
+                }
+            }
             try s.finish()
         }
         if var s = try reader.section("store") {
