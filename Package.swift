@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        // lanpush-bench only (latency histograms).
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // Pure domain core: Foundation at most, no C, no I/O, clock injected.
@@ -74,6 +76,18 @@ let package = Package(
             dependencies: [
                 "LanpushCore",
                 "LanpushAvahi",
+                "LanpushLWS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // The benchmark load tool (docs/BENCHMARKS.md): starts lanpushd and mosquitto, drives both natively.
+        .executableTarget(
+            name: "lanpush-bench",
+            dependencies: [
+                "LanpushCore",
+                "LanpushLWS",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

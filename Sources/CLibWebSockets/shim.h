@@ -15,6 +15,7 @@ static inline uint64_t lanpush_opt_explicit_vhosts(void) { return LWS_SERVER_OPT
 static inline uint64_t lanpush_opt_disable_ipv6(void) { return LWS_SERVER_OPTION_DISABLE_IPV6; }
 static inline uint64_t lanpush_opt_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
 static inline uint64_t lanpush_opt_disable_os_ca_certs(void) { return LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
+static inline uint64_t lanpush_opt_do_ssl_global_init(void) { return LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
 
 /*
  * A timer: lws hands the sul pointer back to the callback; the owner pointer

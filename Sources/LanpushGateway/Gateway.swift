@@ -28,7 +28,10 @@ public final class Gateway: @unchecked Sendable {
     private var server: LWSServer!
     private var loop: LoopDelegate!
     private var publisher: ServicePublisher?
+    /// HA-native mode (issue 10): the link to Home Assistant; `nil` when the mode is off. See the marked block in init.
+    private var homeAssistant: HomeAssistantLink?
     let inbox = LoopInbox()
+    private var relayTransport: LoopRelayTransport?
     /// Called once the listener is up (systemd READY=1) and on each watchdog interval from the loop.
     public var onReady: (@Sendable (Int) -> Void)?
     public var onLoopAlive: (@Sendable () -> Void)?
@@ -87,6 +90,17 @@ public final class Gateway: @unchecked Sendable {
         }
         loop.server = server
         inbox.attach(server)
+        let relay = LoopRelayTransport(client: RelayClient(timeout: options.config.relay.timeout), inbox: inbox)
+        hub.relayTransport = relay
+        relayTransport = relay
+
+        // MARK: HA-native mode (issue 10) — Sources/LanpushGateway/HomeAssistant/. Creates the link (nil when the
+        // `home_assistant` section leaves the mode off); it starts on the loop's first turn (a timer) and stops with
+        // the server (requestStop closes its websocket with 1001; it does not reconnect once the server stops).
+        homeAssistant = HomeAssistantLink.start(
+            config: options.config, hub: hub, server: server, inbox: inbox, logger: logger,
+            stored: stored?.haRegistrations ?? [:], environment: ProcessInfo.processInfo.environment)
+        // END HA-native mode
     }
 
     /// The port actually bound (the configured one, or the ephemeral one for port 0).
@@ -110,6 +124,7 @@ public final class Gateway: @unchecked Sendable {
         onReady?(port)
         server.run()
         publisher?.stop()
+        relayTransport?.shutdown()
         if let writer, let store {
             hub.commit()
             writer.submit([.meta(key: "running", value: "0")])

@@ -33,17 +33,33 @@ public struct HTTPRequest: Sendable {
         method: HTTPMethod, path: String, queryItems: [(name: String, value: String)] = [],
         headers: [String: String] = [:], body: [UInt8] = [], remoteAddress: String = ""
     ) {
+        var h: [String: String] = [:]
+        h.reserveCapacity(headers.count)
+        for (k, v) in headers { h[k.lowercased()] = v }
+        self.init(
+            method: method, path: path, queryItems: queryItems, lowercasedHeaders: h, body: body,
+            remoteAddress: remoteAddress)
+    }
+
+    /// The adapter's own path: header names are lower case already (no rebuilt dictionary per request).
+    init(
+        method: HTTPMethod, path: String, queryItems: [(name: String, value: String)],
+        lowercasedHeaders headers: [String: String], body: [UInt8], remoteAddress: String
+    ) {
         self.method = method
         self.path = path
         self.queryItems = queryItems
-        var q: [String: String] = [:]
-        for item in queryItems where q[item.name] == nil { q[item.name] = item.value }
-        self.query = q
-        self.rawQuery = queryItems.map { $0.value.isEmpty ? $0.name : "\($0.name)=\($0.value)" }
-            .joined(separator: "&")
-        var h: [String: String] = [:]
-        for (k, v) in headers { h[k.lowercased()] = v }
-        self.headers = h
+        if queryItems.isEmpty {
+            self.query = [:]
+            self.rawQuery = ""
+        } else {
+            var q: [String: String] = [:]
+            for item in queryItems where q[item.name] == nil { q[item.name] = item.value }
+            self.query = q
+            self.rawQuery = queryItems.map { $0.value.isEmpty ? $0.name : "\($0.name)=\($0.value)" }
+                .joined(separator: "&")
+        }
+        self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
     }

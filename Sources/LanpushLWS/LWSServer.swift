@@ -51,6 +51,8 @@ public final class LWSServer: @unchecked Sendable {
     private var httpTransactions: [UInt64: HTTPTransaction] = [:]
     private var webSockets: [UInt64: WSConnection] = [:]
     private var pendingUpgrades: [OpaquePointer: HTTPRequest] = [:]
+    /// The peer address of each live connection, looked up once (keep-alive requests reuse it).
+    private var peerAddresses: [OpaquePointer: String] = [:]
     private var timerHeap = TimerHeap()
     private var timerSeq: UInt64 = 0
     private var stopping = false
@@ -60,6 +62,12 @@ public final class LWSServer: @unchecked Sendable {
     private var scratch: UnsafeMutableRawPointer
     private var scratchCapacity: Int
     private let pre: Int = Int(lanpush_lws_pre())
+
+    // MARK: outgoing WebSockets on this loop (LWSServer+Client.swift)
+
+    /// Created by the first client connection: a client vhost in this context.
+    var clientEngine: WSClientEngine?
+    var clientOptions = WSClientOptions()
 
     // MARK: cross-thread state (guarded by `lock`)
 
@@ -141,8 +149,10 @@ public final class LWSServer: @unchecked Sendable {
         lws_set_log_level(options.libraryLogMask, nil)
 
         var info = lws_context_creation_info()
+        // DO_SSL_GLOBAL_INIT: OpenSSL for the `wss://` client connections (LWSServer+Client.swift); the
+        // listening vhost itself stays plain (no TLS options on it).
         info.options = lanpush_opt_explicit_vhosts() | lanpush_opt_validate_utf8()
-            | lanpush_opt_disable_os_ca_certs()
+            | lanpush_opt_disable_os_ca_certs() | lanpush_opt_do_ssl_global_init()
         info.user = me
         info.count_threads = 1
         if options.fdLimitPerThread > 0 { info.fd_limit_per_thread = UInt32(options.fdLimitPerThread) }
@@ -195,8 +205,11 @@ public final class LWSServer: @unchecked Sendable {
             tearingDown = true
             lock.withLock { wakeContext = nil }
             lws_sul_cancel(lanpush_lws_timer_sul(timer))
+            clientEngine?.contextWillBeDestroyed()
             lws_context_destroy(ctx)
             context = nil
+            clientEngine?.contextDestroyed()
+            clientEngine = nil
             freeAllocations()
         }
         scratch.deallocate()
@@ -239,8 +252,11 @@ public final class LWSServer: @unchecked Sendable {
         for conn in webSockets.values { conn.closing = true }
         lws_sul_cancel(lanpush_lws_timer_sul(timer))
         timerHeap.removeAll()
+        clientEngine?.contextWillBeDestroyed()
         lws_context_destroy(ctx)  // remaining sessions get their CLOSED callbacks here
         context = nil
+        clientEngine?.contextDestroyed()  // after the context: lws points into its memory until then
+        clientEngine = nil
         httpTransactions.removeAll()
         webSockets.removeAll()
         pendingUpgrades.removeAll()
@@ -272,12 +288,24 @@ public final class LWSServer: @unchecked Sendable {
         guard !stopping else { return }
         stopping = true
         for conn in webSockets.values { conn.close(code: 1001, reason: "shutdown") }
-        if webSockets.isEmpty {
+        clientEngine?.closeAll(code: 1001, reason: "going away")
+        if webSockets.isEmpty && clientsGone {
             finished = true
         } else {
             schedule(after: options.stopDrainSeconds) { [weak self] in self?.finished = true }
         }
     }
+
+    /// No outgoing WebSocket left (they count for the stop drain too).
+    var clientsGone: Bool { clientEngine?.connections.isEmpty ?? true }
+
+    /// Called by the client engine when its last connection has gone.
+    func clientsWentIdle() {
+        if stopping && webSockets.isEmpty { finished = true }
+    }
+
+    /// The context for new client connections: `nil` once a stop has begun.
+    var contextForClients: OpaquePointer? { stopping || tearingDown ? nil : context }
 
     /// Number of open WebSocket sessions. Loop thread only.
     public var webSocketCount: Int { webSockets.count }
@@ -410,6 +438,7 @@ public final class LWSServer: @unchecked Sendable {
             guard let wsi, let user, let conn = webSockets[sessionID(user)] else { return 0 }
             if conn.closing { return closeNow(conn, wsi) }
             conn.inWritable = true
+            conn.bytesSinceCheck = 0
             delegate?.wsWritable(conn)
             conn.inWritable = false
             if conn.writeFailed { return -1 }
@@ -430,7 +459,7 @@ public final class LWSServer: @unchecked Sendable {
             conn.wsi = nil
             conn.closing = true
             delegate?.wsClosed(conn)
-            if stopping && webSockets.isEmpty { finished = true }
+            if stopping && webSockets.isEmpty && clientsGone { finished = true }
             return 0
 
         // lws 4.1 turns a CONNECT request into a raw socket: answer 405 in JSON and close.
@@ -453,6 +482,7 @@ public final class LWSServer: @unchecked Sendable {
 
         case LWS_CALLBACK_WSI_DESTROY:
             if let wsi, !pendingUpgrades.isEmpty { pendingUpgrades.removeValue(forKey: wsi) }
+            if let wsi, !peerAddresses.isEmpty { peerAddresses.removeValue(forKey: wsi) }
             return 0
 
         default:
@@ -495,7 +525,7 @@ public final class LWSServer: @unchecked Sendable {
         }
         tx.headers = captureHeaders(wsi)
         tx.queryItems = captureQuery(wsi)
-        tx.remoteAddress = peerAddress(wsi)
+        tx.remoteAddress = cachedPeerAddress(wsi)
 
         let cl = tx.headers["content-length"]
         if let cl {
@@ -536,7 +566,7 @@ public final class LWSServer: @unchecked Sendable {
     private func dispatch(_ tx: HTTPTransaction) {
         tx.dispatched = true
         let request = HTTPRequest(
-            method: tx.method, path: tx.path, queryItems: tx.queryItems, headers: tx.headers,
+            method: tx.method, path: tx.path, queryItems: tx.queryItems, lowercasedHeaders: tx.headers,
             body: tx.body, remoteAddress: tx.remoteAddress)
         tx.body = []
         let response = HTTPResponse(server: self, transactionID: tx.id, method: tx.method)
@@ -789,8 +819,10 @@ public final class LWSServer: @unchecked Sendable {
 
     private func captureHeaders(_ wsi: OpaquePointer) -> [String: String] {
         var out: [String: String] = [:]
-        for (name, token) in headerTokens {
-            if let v = headerString(wsi, token) { out[name] = v }
+        out.reserveCapacity(12)  // no regrowth (and rehash) for a typical request's headers
+        // Only the headers present cost anything (lws knows their lengths; most of the table is absent).
+        for i in headerTokenList.indices where lws_hdr_total_length(wsi, headerTokenList[i]) > 0 {
+            if let v = headerString(wsi, headerTokenList[i]) { out[headerNameList[i]] = v }
         }
         for name in options.extraHeaderNames {
             let key = name.lowercased() + ":"
@@ -822,6 +854,14 @@ public final class LWSServer: @unchecked Sendable {
             }
         }
         return items
+    }
+
+    /// `peerAddress` once per connection (an HTTP/1.1 keep-alive connection carries many requests).
+    private func cachedPeerAddress(_ wsi: OpaquePointer) -> String {
+        if let known = peerAddresses[wsi] { return known }
+        let address = peerAddress(wsi)
+        peerAddresses[wsi] = address
+        return address
     }
 
     private func peerAddress(_ wsi: OpaquePointer) -> String {
@@ -968,15 +1008,29 @@ private let headerTokens: [(String, lws_token_indexes)] = [
     ("sec-websocket-extensions", WSI_TOKEN_EXTENSIONS),
 ]
 
+private let headerTokenList: [lws_token_indexes] = headerTokens.map(\.1)
+private let headerNameList: [String] = headerTokens.map(\.0)
+
 @inline(__always)
 private func sessionID(_ user: UnsafeMutableRawPointer) -> UInt64 {
     user.load(as: UInt64.self)
 }
 
 private func parseContentLength(_ s: String) -> Int? {
-    let t = s.trimmingSpaces()
-    guard !t.isEmpty, t.utf8.count <= 15, t.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-    return Int(t)
+    var value = 0
+    var digits = 0
+    var trailing = false
+    for b in s.utf8 {
+        if b == 32 || b == 9 {
+            if digits > 0 { trailing = true }
+            continue
+        }
+        guard b >= 48 && b <= 57, !trailing else { return nil }
+        digits += 1
+        guard digits <= 15 else { return nil }
+        value = value * 10 + Int(b - 48)
+    }
+    return digits > 0 ? value : nil
 }
 
 private func sanitizeHeader(_ s: String) -> String {
@@ -999,13 +1053,4 @@ private func copyCString(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, In
 private func strdupOrDie(_ s: String) -> UnsafeMutablePointer<CChar> {
     guard let p = strdup(s) else { fatalError("out of memory") }
     return p
-}
-
-extension String {
-    fileprivate func trimmingSpaces() -> String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
-        return String(s)
-    }
 }

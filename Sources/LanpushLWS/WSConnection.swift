@@ -29,6 +29,8 @@ public final class WSConnection {
     var closeCode: UInt16 = 1000
     var closeReason: [UInt8] = []
     var inWritable = false
+    /// Bytes sent in the current writable callback since `isChoked` last asked the kernel.
+    var bytesSinceCheck = 0
     var writeFailed = false
     var rxBuffer: [UInt8] = []
     var rxInProgress = false
@@ -47,11 +49,22 @@ public final class WSConnection {
     public var isOpen: Bool { wsi != nil && !closing }
 
     /// Whether the socket cannot take more right now (lws output buffer pending or kernel buffer full).
-    /// `true` when the connection is closing or closed. Costs one `poll()` call.
+    /// `true` when the connection is closing or closed.
+    ///
+    /// Inside ``LWSServerDelegate/wsWritable(_:)`` it costs no system call until ``chokeCheckBytes`` have been
+    /// sent in that callback: the socket was writable when the callback began, and a write the kernel does not
+    /// take whole leaves lws holding the rest (`lws_partial_buffered`), which reads as choked at once. Past the
+    /// budget (and outside the callback) it asks the kernel (`poll()`, through `lws_send_pipe_choked`).
     public var isChoked: Bool {
         guard let wsi, !closing else { return true }
+        if lws_partial_buffered(wsi) != 0 { return true }
+        if inWritable && bytesSinceCheck < Self.chokeCheckBytes { return false }
+        bytesSinceCheck = 0
         return lws_send_pipe_choked(wsi) != 0
     }
+
+    /// Bytes a writable callback may send before ``isChoked`` asks the kernel again.
+    public static let chokeCheckBytes = 64 * 1024
 
     /// Asks for one ``LWSServerDelegate/wsWritable(_:)`` call when the socket can take data. Repeated
     /// requests before the callback merge into one. No-op once closing.
@@ -72,6 +85,7 @@ public final class WSConnection {
     @discardableResult
     public func send(bytes: UnsafeRawBufferPointer, binary: Bool = false) -> Bool {
         guard let wsi, !closing, inWritable, !writeFailed, let server else { return false }
+        bytesSinceCheck += bytes.count
         if server.writeFrame(wsi, bytes, binary: binary) { return true }
         writeFailed = true
         return false

@@ -106,6 +106,21 @@ public final class StateStore: @unchecked Sendable {
                 t.primaryKey(["device_id", "slot"])
             }
         }
+        // v2 (HA-native mode): one mobile_app registration per lanpush device. Never edit a migration once
+        // released: add the next one (Tests/Fixtures/state-v1 must keep migrating).
+        m.registerMigration("v2") { db in
+            try db.create(table: "ha_registration") { t in
+                t.primaryKey("device_id", .text)
+                t.column("ha_device_id", .text).notNull()
+                t.column("webhook_id", .text).notNull()
+                t.column("device_name", .text).notNull()
+                t.column("push_token", .text).notNull()
+                t.column("push_url", .text).notNull()
+                t.column("ha_url", .text).notNull()
+                t.column("registered_at", .double).notNull()
+                t.column("updated_at", .double).notNull()
+            }
+        }
         return m
     }
 
@@ -150,6 +165,13 @@ public final class StateStore: @unchecked Sendable {
                 state.outbox.append(OutboxRow(
                     deviceId: row["device_id"], slot: row["slot"], kind: row["kind"], url: row["url"],
                     body: StoreCodec.json(row["body"]) ?? .null, seq: UInt64(max(0, seq))))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM ha_registration") {
+                let r = HARegistrationRow(
+                    deviceId: row["device_id"], haDeviceId: row["ha_device_id"], webhookId: row["webhook_id"],
+                    deviceName: row["device_name"], pushToken: row["push_token"], pushURL: row["push_url"],
+                    haURL: row["ha_url"], registeredAt: row["registered_at"], updatedAt: row["updated_at"])
+                state.haRegistrations[r.deviceId] = r
             }
             return state
         }
@@ -212,6 +234,21 @@ public final class StateStore: @unchecked Sendable {
             try db.execute(sql: "DELETE FROM outbox WHERE device_id = ? AND slot = ?", arguments: [deviceId, slot])
         case .meta(let key, let value):
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key, value])
+        case .replaceOutbox(let rows):
+            try db.execute(sql: "DELETE FROM outbox")
+            for o in rows { try apply(.upsertOutbox(o), db) }
+        case .haRegistration(let r):
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO ha_registration (device_id, ha_device_id, webhook_id, device_name, push_token,
+                      push_url, ha_url, registered_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    r.deviceId, r.haDeviceId, r.webhookId, r.deviceName, r.pushToken, r.pushURL, r.haURL, r.registeredAt,
+                    r.updatedAt,
+                ])
+        case .deleteHARegistration(let deviceId):
+            try db.execute(sql: "DELETE FROM ha_registration WHERE device_id = ?", arguments: [deviceId])
         }
     }
 

@@ -14,6 +14,11 @@ public enum StoreOp: Sendable {
     case upsertOutbox(OutboxRow)
     case deleteOutbox(deviceId: String, slot: String)
     case meta(key: String, value: String)
+    /// The relay outbox as a whole (what the pacer has not had answered), replacing what was stored.
+    case replaceOutbox([OutboxRow])
+    /// HA-native mode (schema v2): a device's mobile_app registration with Home Assistant.
+    case haRegistration(HARegistrationRow)
+    case deleteHARegistration(deviceId: String)
 
     /// Ops with the same key in one batch collapse to the last one: the heart of group commit.
     var key: String? {
@@ -24,6 +29,9 @@ public enum StoreOp: Sendable {
         case .upsertOutbox(let row): return "o|\(row.deviceId)|\(row.slot)"
         case .deleteOutbox(let d, let slot): return "o|\(d)|\(slot)"
         case .meta(let key, _): return "m|\(key)"
+        case .replaceOutbox: return "outbox"
+        case .haRegistration(let row): return "h|\(row.deviceId)"
+        case .deleteHARegistration(let d): return "h|\(d)"
         case .insertNotification, .deleteNotifications, .deleteNotification: return nil
         }
     }
@@ -85,7 +93,42 @@ public struct StoredState: Sendable {
     public var notifications: [String: [QueuedNotification]] = [:]
     public var outbox: [OutboxRow] = []
     public var meta: [String: String] = [:]
+    /// HA-native mode (schema v2): mobile_app registrations by lanpush device id.
+    public var haRegistrations: [String: HARegistrationRow] = [:]
 
     /// The previous run did not shut down cleanly (crash, kill -9, power loss).
     public var wasUnclean: Bool { meta["running"] == "1" }
+}
+
+/// HA-native mode: what Home Assistant gave lanpush for one device (`POST /api/mobile_app/registrations`).
+/// The webhook_id is re-used across restarts (a second registration would make a second config entry in HA);
+/// `deviceName` / `pushURL` are what HA holds, so a change in lanpush's config triggers `update_registration`.
+public struct HARegistrationRow: Sendable, Hashable {
+    public var deviceId: String
+    /// The `device_id` lanpush registered with (`lanpush-<id>`).
+    public var haDeviceId: String
+    public var webhookId: String
+    public var deviceName: String
+    /// The `app_data.push_token` HA sends on the push_url fallback: it routes to this device.
+    public var pushToken: String
+    public var pushURL: String
+    /// The HA base URL it was registered with (informational).
+    public var haURL: String
+    public var registeredAt: Double
+    public var updatedAt: Double
+
+    public init(
+        deviceId: String, haDeviceId: String, webhookId: String, deviceName: String, pushToken: String, pushURL: String,
+        haURL: String, registeredAt: Double, updatedAt: Double
+    ) {
+        self.deviceId = deviceId
+        self.haDeviceId = haDeviceId
+        self.webhookId = webhookId
+        self.deviceName = deviceName
+        self.pushToken = pushToken
+        self.pushURL = pushURL
+        self.haURL = haURL
+        self.registeredAt = registeredAt
+        self.updatedAt = updatedAt
+    }
 }

@@ -131,7 +131,7 @@ class LanClient:
     """A lanpush.v1 device client (Python websockets): keeps the activities it was sent, acks as told."""
 
     def __init__(self, gw, device, resume=None, register=None, auto_ack=True):
-        self.ws = wsclient.connect(f"ws://127.0.0.1:{gw.port}/v1/stream", subprotocols=["lanpush.v1"], open_timeout=10,
+        self.ws = wsclient.connect(f"ws://127.0.0.1:{gw.port}/v1/stream", subprotocols=["lanpush.v1"], open_timeout=10, max_queue=None,
                                    max_size=None)
         self.activities = {}
         self.frames = []

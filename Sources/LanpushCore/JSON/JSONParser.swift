@@ -14,10 +14,14 @@ struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
+    /// Members of the objects being parsed (innermost last): an object is built once, at its exact size,
+    /// instead of growing (and rehashing) a dictionary member by member.
+    private var members: [(String, JSONValue)] = []
     static let maxDepth = 64
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
+        members.reserveCapacity(16)
     }
 
     mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
@@ -74,12 +78,12 @@ struct JSONParser {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var object = [String: JSONValue]()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(object)
+            return .object([:])
         }
+        let base = members.count
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a key") }
@@ -88,7 +92,8 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            object[key] = try parseValue()
+            let value = try parseValue()
+            members.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -97,6 +102,11 @@ struct JSONParser {
             }
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
+                var object = [String: JSONValue](minimumCapacity: members.count - base)
+                for i in base..<members.count {
+                    object[members[i].0] = members[i].1  // a repeated key: the last one wins
+                }
+                members.removeSubrange(base...)
                 return .object(object)
             }
             throw fail("expected ',' or '}'")
@@ -152,6 +162,7 @@ struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
+        if let value = fastNumber(start, index) { return value }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
             index = start
@@ -159,6 +170,42 @@ struct JSONParser {
         }
         return value
     }
+
+    /// Exact conversion without text: an integer, or a decimal fraction, of at most 15 significant digits and no
+    /// exponent. The digits form an integer m < 2^53 and 10^k (k ≤ 22) is exact, so m / 10^k is correctly
+    /// rounded, as `Double(text)` would be (Clinger's fast path). `nil`: use the general conversion.
+    private func fastNumber(_ start: Int, _ end: Int) -> Double? {
+        var i = start
+        let negative = bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var fraction = 0
+        var seenPoint = false
+        while i < end {
+            let b = bytes[i]
+            if b == UInt8(ascii: ".") {
+                seenPoint = true
+            } else if isDigit(b) {
+                mantissa = mantissa &* 10 &+ UInt64(b &- UInt8(ascii: "0"))
+                digits += 1
+                if seenPoint { fraction += 1 }
+            } else {
+                return nil  // an exponent
+            }
+            i += 1
+        }
+        guard digits <= 15, fraction <= 22 else { return nil }
+        if negative && mantissa == 0 { return nil }  // -0 keeps its sign through Double(text)
+        var value = Double(mantissa)
+        if fraction > 0 { value /= Self.powersOf10[fraction] }
+        return negative ? -value : value
+    }
+
+    private static let powersOf10: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+        1e19, 1e20, 1e21, 1e22,
+    ]
 
     private func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
@@ -168,15 +215,19 @@ struct JSONParser {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes.
+        var ascii = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                // ASCII is valid UTF-8 as it stands: skip the (generic, slower) validating initializer.
+                if ascii { return String(decoding: slice, as: UTF8.self) }
                 return try validatedString(slice, at: start)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in string") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         var scalars = [UInt8](UnsafeBufferPointer(rebasing: bytes[start..<index]))

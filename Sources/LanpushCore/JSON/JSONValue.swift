@@ -77,11 +77,21 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 extension JSONValue {
     /// Parses UTF-8 JSON text. Throws `JSONSyntaxError` with the byte offset of the problem.
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
-        let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> JSONValue in
-            var parser = JSONParser(buffer)
-            return try parser.parseDocument()
+        let parsed = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONSyntaxError) -> JSONValue in try parse(buffer: buffer) }
         }
+        if let parsed { return try parsed.get() }
+        return try parse(Array(bytes))
+    }
+
+    /// The common case, without the generic detour (request bodies and frames arrive as `[UInt8]`).
+    public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONSyntaxError) -> JSONValue in try parse(buffer: buffer) }
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
+        var parser = JSONParser(buffer)
+        return try parser.parseDocument()
     }
 
     public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {

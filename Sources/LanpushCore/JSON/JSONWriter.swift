@@ -1,4 +1,8 @@
 /// Compact, deterministic JSON output (sorted keys, shortest round-trip numbers).
+///
+/// On the hot path (every frame and every HTTP answer): members are sorted once as (key, value) pairs — no
+/// second hash lookup per key —, strings without characters to escape are copied in one piece, and integral
+/// numbers are written digit by digit without an intermediate `String`.
 enum JSONWriter {
     static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
@@ -8,20 +12,32 @@ enum JSONWriter {
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
-            for (i, item) in items.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
+            var first = true
+            for item in items {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
                 write(item, into: &out)
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
             out.append(UInt8(ascii: "{"))
-            var first = true
-            for key in object.keys.sorted() {
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
+            switch object.count {
+            case 0:
+                break
+            case 1:
+                let (key, member) = object.first!
                 writeString(key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(object[key]!, into: &out)
+                write(member, into: &out)
+            default:
+                var first = true
+                for (key, member) in object.sorted(by: { $0.key < $1.key }) {
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    first = false
+                    writeString(key, into: &out)
+                    out.append(UInt8(ascii: ":"))
+                    write(member, into: &out)
+                }
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -33,27 +49,63 @@ enum JSONWriter {
             return
         }
         if n == n.rounded(), abs(n) < 9_007_199_254_740_992 {
-            out.append(contentsOf: String(Int64(n)).utf8)
+            writeInteger(Int64(n), into: &out)
         } else {
             out.append(contentsOf: String(n).utf8)
         }
+    }
+
+    /// Decimal digits of `v` (the same text as `String(v)`).
+    static func writeInteger(_ v: Int64, into out: inout [UInt8]) {
+        if v < 0 { out.append(UInt8(ascii: "-")) }
+        var x = v.magnitude
+        if x < 10 {
+            out.append(UInt8(ascii: "0") &+ UInt8(x))
+            return
+        }
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for the 20 digits of a UInt64
+        let n = withUnsafeMutableBytes(of: &digits) { buf -> Int in
+            var i = buf.count
+            while x > 0 {
+                i -= 1
+                buf[i] = UInt8(ascii: "0") &+ UInt8(x % 10)
+                x /= 10
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[i...]))
+            return buf.count - i
+        }
+        _ = n
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: out.append(byte)
+        var s = s
+        s.withUTF8 { utf8 in
+            // Copy runs that need no escaping in one piece.
+            var runStart = 0
+            var i = 0
+            while i < utf8.count {
+                let byte = utf8[i]
+                if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                    i += 1
+                    continue
+                }
+                if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                default:
+                    out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                }
+                i += 1
+                runStart = i
             }
+            if i > runStart { out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
         }
         out.append(UInt8(ascii: "\""))
     }

@@ -13,21 +13,23 @@ public enum MergePatch {
 
     public static func diff(from a: [String: JSONValue], to b: [String: JSONValue]) -> [String: JSONValue] {
         var patch = [String: JSONValue]()
-        for (key, old) in a where b[key] == nil {
-            _ = old
-            patch[key] = .null
-        }
+        // One lookup per key of `b`; keys of `a` are only searched for removals when some are missing from `b`.
+        var kept = 0
         for (key, new) in b {
             guard let old = a[key] else {
                 patch[key] = new
                 continue
             }
+            kept += 1
             if old == new { continue }
             if case .object(let oldObject) = old, case .object(let newObject) = new {
                 patch[key] = .object(diff(from: oldObject, to: newObject))
             } else {
                 patch[key] = new
             }
+        }
+        if kept < a.count {
+            for key in a.keys where b[key] == nil { patch[key] = .null }
         }
         return patch
     }

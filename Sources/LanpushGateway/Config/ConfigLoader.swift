@@ -104,11 +104,25 @@ public enum ConfigLoader {
             config.homeAssistant.url = try s.string("url").flatMap { $0.isEmpty ? nil : $0 }
             config.homeAssistant.token = try s.string("token").flatMap { $0.isEmpty ? nil : $0 }
             config.homeAssistant.devices = try s.list("devices").map { list in
-                try list.enumerated().map { i, v in
+                try list.enumerated().compactMap { i, v in
                     guard let id = v as? String else {
                         throw ConfigError(key: "home_assistant.devices[\(i)]", message: "must be a device id string")
                     }
+                    // HA-native mode (issue 10): an exposed device must exist; "" is an empty add-on list entry.
+                    if id.isEmpty { return nil }
+                    guard config.devices.contains(where: { $0.id == id }) else {
+                        throw ConfigError(key: "home_assistant.devices[\(i)]", message: "no device '\(id)' in `devices`")
+                    }
                     return id
+                }
+            }
+            // HA-native mode (issue 10): the on/off toggle (add-on: just this, with the Supervisor's token) and
+            // the push_url HA falls back to when the local push channel is down.
+            config.homeAssistant.enabled = try s.bool("enabled")
+            config.homeAssistant.pushURL = try s.string("push_url").flatMap { $0.isEmpty ? nil : $0 }
+            for (key, value) in [("url", config.homeAssistant.url), ("push_url", config.homeAssistant.pushURL)] {
+                if let value, !(value.hasPrefix("http://") || value.hasPrefix("https://")) {
+                    throw ConfigError(key: "home_assistant.\(key)", message: "must be an http:// or https:// URL")
                 }
             }
             try s.finish()

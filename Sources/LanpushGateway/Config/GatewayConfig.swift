@@ -42,10 +42,19 @@ public struct GatewayConfig: Sendable, Equatable {
         public var enabled: Bool = true
     }
 
+    /// HA-native mode (issue 10; see HomeAssistant/HomeAssistantSettings.swift for how it resolves).
     public struct HomeAssistant: Sendable, Equatable {
+        /// HA's base URL (`http://host:8123`); `http://supervisor/core` for the add-on's Supervisor proxy.
         public var url: String?
+        /// Long-lived access token; with the Supervisor URL and no token, `$SUPERVISOR_TOKEN`.
         public var token: String?
+        /// Device ids to expose; `nil` or empty: all.
         public var devices: [String]?
+        /// `nil`: on when `url` is set. `true` without a url: the Supervisor proxy. `false`: off.
+        public var enabled: Bool?
+        /// What HA posts to when the local push channel is down (lanpush's relay-compatible ingest);
+        /// `nil`: `http://<listen host, or 127.0.0.1>:<port>/api/sendPushNotification`.
+        public var pushURL: String?
     }
 
     public var listenHost = "0.0.0.0"

@@ -52,7 +52,7 @@ struct Router {
             return .raw(200, "text/plain; version=0.0.4; charset=utf-8", Array(renderMetrics().utf8))
         case (.post, ["api", "sendPushNotification"]), (.post, ["api", "sendPush", "android", "v1"]):
             // HA's relay-compatible ingest: no auth header (the push_token is the credential), like the relay.
-            return withJSONBody(request) { .json(hub.ingestRelay($0)) }
+            return withJSONBody(request) { .json(hub.ingestRelay($0, path: path)) }
         case (.post, ["v1", "push"]):
             if let denied = authorize(request, .write) { return denied }
             return withJSONBody(request) { .json(hub.push($0)) }

@@ -19,6 +19,13 @@ final class DeviceRecord {
     var liveActivityTokens: [String: JSONValue] = [:]
     var pushToStartToken: String?
     var lastSeen: Double?
+    /// The newest seq any session of the device acknowledged: what reached it over the LAN.
+    var deliveredSeq: UInt64 = 0
+    /// The latest relay body per activity tag, and per queued notification seq (Hub+Relay).
+    var relayBodies: [String: JSONValue] = [:]
+    var relayNotificationBodies: [UInt64: JSONValue] = [:]
+    /// HA-native mode (issue 10): its mobile_app registration and local push channel; `nil` when the mode is off.
+    var homeAssistant: HomeAssistantDevice?
 
     init(id: String, name: String, ledger: DeviceLedger) {
         self.id = id
@@ -44,6 +51,7 @@ final class DeviceRecord {
         }
         if !liveActivityTokens.isEmpty { o["live_activity_tokens"] = .number(Double(liveActivityTokens.count)) }
         if pushToStartToken != nil { o["push_to_start_token"] = true }
+        if let homeAssistant { o["home_assistant"] = homeAssistant.json }  // HA-native mode (issue 10)
         return .object(o)
     }
 }

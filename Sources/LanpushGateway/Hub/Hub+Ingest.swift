@@ -18,7 +18,7 @@ struct HTTPAnswer {
 /// What the HTTP ingest endpoints do to the hub. Loop thread only.
 extension Hub {
     /// HA's relay body (`/api/sendPushNotification`, `/api/sendPush/android/v1`).
-    func ingestRelay(_ body: JSONValue) -> HTTPAnswer {
+    func ingestRelay(_ body: JSONValue, path: String = Hub.iosRelayPath) -> HTTPAnswer {
         let now = clock()
         let request: RelayPushRequest
         do {
@@ -49,15 +49,16 @@ extension Hub {
             }
             recentConfirmIds[confirmId] = now
         }
-        guard let deviceId = deviceByPushToken[request.pushToken] else {
-            // Unknown push_token: kept for the relay path.
-            relayBacklog.append(request)
-            if relayBacklog.count > Self.relayBacklogLimit { relayBacklog.removeFirst() }
-            metrics.relayBacklog.record(relayBacklog.count)
+        guard let deviceId = deviceByPushToken[request.pushToken], let device = devices[deviceId] else {
+            // A push_token no client registered: proxied to the upstream relay, paced. Never waits for it.
+            relayUnknownToken(request, command: command, path: path, now: now)
             return relayAccepted(request, status: 202, now: now)
         }
         let webhookId = request.registrationInfo["webhook_id"]?.stringValue
-        let connected = apply(command, to: deviceId, webhookId: webhookId)
+        let event = request.notification.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
+        let liveActivityToken = request.liveActivityToken ?? command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue }
+        let relay = RelayBody.forwarding(request.raw, acceptedAt: now, liveActivityToken: liveActivityToken, event: event)
+        let connected = apply(command, to: deviceId, webhookId: webhookId, relay: relay, path: path)
         return relayAccepted(request, status: connected ? 201 : 202, now: now)
     }
 
@@ -97,8 +98,11 @@ extension Hub {
         var rest = object
         rest.removeValue(forKey: "targets")
         let command: PushCommand
+        let message: NotifyMessage
+        let now = clock()
         do {
-            command = try PayloadInterpreter.interpret(try NotifyMessage.decode(rest), now: clock())
+            message = try NotifyMessage.decode(rest)
+            command = try PayloadInterpreter.interpret(message, now: now)
         } catch {
             metrics.reject("validation")
             return .error(400, error)
@@ -111,8 +115,13 @@ extension Hub {
                 continue
             }
             known += 1
-            let delivered = apply(command, to: id, webhookId: nil)
-            results.append(["target": .string(id), "result": delivered ? "delivered" : "queued"])
+            let device = devices[id]!
+            let relay = RelayBody.native(
+                message, pushToken: device.registration?.pushToken, registrationInfo: device.registration?.registrationInfo,
+                acceptedAt: now, liveActivityToken: command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue })
+            let delivered = apply(command, to: id, webhookId: nil, relay: relay)
+            let result = delivered ? "delivered" : relayReachable(device) ? "relay" : "queued"
+            results.append(["target": .string(id), "result": .string(result)])
         }
         if known == 0 {
             metrics.reject("no_target")
@@ -176,7 +185,14 @@ extension Hub {
 
     func listDevices() -> HTTPAnswer {
         let now = clock()
-        return HTTPAnswer(status: 200, body: ["devices": .array(devices.values.sorted { $0.id < $1.id }.map { $0.json(now: now) })])
+        return HTTPAnswer(status: 200, body: ["devices": .array(devices.values.sorted { $0.id < $1.id }.map { device in
+            guard case .object(var o) = device.json(now: now) else { return device.json(now: now) }
+            if let relay = relayStatus(of: device.id) {
+                o["relay"] = relay
+                if relay["token_invalid"] == true { o["path"] = "none" }
+            }
+            return .object(o)
+        })])
     }
 
     func health() -> HTTPAnswer {

@@ -24,7 +24,10 @@ extension Hub {
             device.sessions.removeAll { $0 == id }
             device.lastSeen = clock()
             journalDevice(device)
-            if !device.isConnected { updateConnectedGauge() }
+            if !device.isConnected {
+                updateConnectedGauge()
+                deviceGone(device)
+            }
             announceDevice(device)
         }
         logger.info("session closed", metadata: sessionMetadata(session))
@@ -106,7 +109,9 @@ extension Hub {
         }
         guard let deviceId = deviceByToken[token], let device = devices[deviceId] else { return rejectAuth(session) }
         session.role = .device(deviceId)
+        let wasGone = !device.isConnected
         device.sessions.append(session.id)
+        if wasGone { deviceBack(device) }
         device.lastSeen = clock()
         updateConnectedGauge()
         announceDevice(device)
@@ -153,6 +158,7 @@ extension Hub {
         }
         session.coalescers[id]?.acknowledge(UInt64(seq))
         guard let device = devices[id] else { return }
+        if let acked = session.coalescers[id]?.ackedSeq { device.deliveredSeq = max(device.deliveredSeq, acked) }
         // A notification is done once every session of the device has acknowledged it.
         let floor = device.sessions.compactMap { sessions[$0]?.coalescers[id]?.ackedSeq }.min() ?? 0
         if let first = device.ledger.notifications.first, first.seq <= floor {
@@ -181,6 +187,7 @@ extension Hub {
             pushToken: pushToken, pushURL: message["push_url"]?.stringValue,
             registrationInfo: message["registration_info"]?.objectValue ?? [:])
         deviceByPushToken[pushToken] = id
+        relayPacer.revalidate(device: id, now: clock())
         journalDevice(device)
         announceDevice(device)
         session.queueControl(["type": "registered", "push_token": .string(pushToken)])

@@ -19,9 +19,13 @@ final class Hub {
     var counters: RateLimitCounters
     /// `hass_confirm_id`s accepted in the last 60 s: HA re-posts after a local-push confirm timeout.
     var recentConfirmIds: [String: Double] = [:]
-    /// Requests for push_tokens no client registered, kept for the relay path (bounded).
-    var relayBacklog: [RelayPushRequest] = []
-    static let relayBacklogLimit = 1000
+    /// The relay path's pacer (Hub+Relay) and how its requests leave (nil: relay off, e.g. unit tests).
+    var relayPacer: RelayPacer
+    var relayTransport: RelayTransport?
+    /// push_token|tag pairs of unregistered tokens whose start went to the relay (so the next is an update).
+    var unknownTokenActivities = Set<String>()
+    var unknownTokenSeq: UInt64 = 0
+    var persistedOutboxGeneration: UInt64 = 0
     /// The epoch given to devices whose sequence could not be trusted at start (new, or an unclean stop).
     let epoch: String
     /// Store ops recorded since the last commit (see Hub+Journal).
@@ -41,6 +45,11 @@ final class Hub {
         self.metrics = metrics
         self.persist = persist
         self.counters = RateLimitCounters(maximum: config.relay.quota)
+        var limits = RelayLimits(
+            minUpdateInterval: config.relay.minUpdateInterval, startsPerHour: config.relay.startsPerHour,
+            quotaReserve: config.relay.quotaReserve)
+        limits.quotaFloor = min(limits.quotaFloor, config.relay.quotaReserve / 5)
+        self.relayPacer = RelayPacer(limits: limits)
         self.epoch = UUID().uuidString.lowercased()
         let unclean = stored?.wasUnclean ?? false
         for d in config.devices {
@@ -63,6 +72,7 @@ final class Hub {
             deviceByToken[d.token] = d.id
             journalDevice(device)
         }
+        restoreOutbox(stored?.outbox ?? [])
     }
 
     // MARK: Fan-out
@@ -91,13 +101,38 @@ final class Hub {
         }
     }
 
-    /// Applies one command to a device and fans it out. Returns whether a live session will carry it.
+    /// Applies one command to a device and fans it out: to its live sessions, or — with none — to the relay
+    /// path when the device has a relay target. `relay` is the request as HA sent it (or would have); it is
+    /// remembered per slot so a device that goes away later drains what it had not acknowledged.
+    /// Returns whether a live session will carry it.
     @discardableResult
-    func apply(_ command: PushCommand, to id: String, webhookId: String?) -> Bool {
+    func apply(_ command: PushCommand, to id: String, webhookId: String?, relay: RelayBody? = nil, path: String? = nil) -> Bool {
         guard let device = devices[id] else { return false }
         let changes = device.ledger.apply(command, now: clock(), webhookId: webhookId)
         fanOut(changes, device: id)
+        if let relay {
+            for change in changes {
+                if change.isSlotChange, let tag = change.tag {
+                    device.relayBodies[tag] = relay.json
+                } else {
+                    device.relayNotificationBodies[change.seq] = relay.json
+                }
+            }
+            let oldest = device.ledger.notifications.first?.seq ?? device.ledger.seq + 1
+            if device.relayNotificationBodies.count > device.ledger.notifications.count {
+                device.relayNotificationBodies = device.relayNotificationBodies.filter { $0.key >= oldest }
+            }
+            if !device.isConnected, let url = relayURL(for: device, path: path) {
+                self.relay(changes, device: device, body: relay, url: url)
+                pumpRelay()
+            }
+        }
         return device.isConnected
+    }
+
+    /// Whether a gone device's traffic would reach the relay (a registered push token that is still valid).
+    func relayReachable(_ device: DeviceRecord) -> Bool {
+        relayURL(for: device) != nil && !relayPacer.invalidTokenDevices.contains(device.id)
     }
 
     // MARK: Writing
@@ -202,8 +237,11 @@ final class Hub {
             fanOut(device.ledger.advance(to: now), device: device.id)
             // Housekeeping: dismissed activities leave the ledger and the store (sessions that still show one
             // were just sent the dismissal; a missing activity reads as dismissed to every coalescer).
-            journalRemovedActivities(device, tags: device.ledger.pruneDismissed())
+            let removed = device.ledger.pruneDismissed()
+            journalRemovedActivities(device, tags: removed)
+            for tag in removed { device.relayBodies.removeValue(forKey: tag) }
         }
+        pumpRelay()
         if !recentConfirmIds.isEmpty { recentConfirmIds = recentConfirmIds.filter { now - $0.value < 60 } }
     }
 }

@@ -9,9 +9,32 @@ final class GatewayMetrics: Sendable {
     let framesOut = Counter(label: "lanpush_frames_out_total")
     let bytesOut = Counter(label: "lanpush_bytes_out_total")
     let coalesced = Counter(label: "lanpush_coalesced_updates_total")
-    let relayBacklog = Gauge(label: "lanpush_relay_backlog")
+    // The relay path (issue 5).
+    let relayQueue = Gauge(label: "lanpush_relay_queue")
+    let relayRequests = Counter(label: "lanpush_relay_requests_total")
+    let relayDropped = Counter(label: "lanpush_relay_dropped_total")
+    let relayTemplatesStripped = Counter(label: "lanpush_relay_templates_stripped_total")
+    let relayInvalidTokens = Gauge(label: "lanpush_relay_invalid_tokens")
+    private let relayAnswers: [String: Counter] = Dictionary(uniqueKeysWithValues: ["2xx", "403", "429", "4xx", "5xx", "error"].map {
+        ($0, Counter(label: "lanpush_relay_answers_total", dimensions: [("status", $0)]))
+    })
     let notificationsDropped = Counter(label: "lanpush_notifications_dropped_total")
     let sessionsClosed = Counter(label: "lanpush_sessions_closed_total")
+    // HA-native mode (issue 10): the local push channel to Home Assistant.
+    /// Notifications received over the channel, and how many of them were rejected (invalid payload) or were
+    /// duplicates of one already accepted (same `hass_confirm_id`, e.g. through the push_url fallback).
+    let haEvents = Counter(label: "lanpush_ha_events_total")
+    let haEventsRejected = Counter(label: "lanpush_ha_events_rejected_total")
+    let haEventsDuplicate = Counter(label: "lanpush_ha_events_duplicate_total")
+    /// `mobile_app/push_notification_confirm`s HA accepted, and those it answered with an error (it had given up
+    /// waiting — 10 s — fallen back to the push_url and torn the channel down).
+    let haConfirms = Counter(label: "lanpush_ha_confirms_total")
+    let haConfirmErrors = Counter(label: "lanpush_ha_confirm_errors_total")
+    /// Connections to HA's websocket API (each attempt), registrations made, subscribed channels, link up.
+    let haConnects = Counter(label: "lanpush_ha_connects_total")
+    let haRegistrations = Counter(label: "lanpush_ha_registrations_total")
+    let haChannels = Gauge(label: "lanpush_ha_channels")
+    let haConnected = Gauge(label: "lanpush_ha_connected")
     private let rejectCounters: [String: Counter]
 
     static let rejectReasons = [
@@ -25,6 +48,19 @@ final class GatewayMetrics: Sendable {
             counters[reason] = Counter(label: "lanpush_rejects_total", dimensions: [("reason", reason)])
         }
         rejectCounters = counters
+    }
+
+    func relayAnswer(_ status: Int?) {
+        let key: String
+        switch status {
+        case nil: key = "error"
+        case let s? where (200..<300).contains(s): key = "2xx"
+        case 403?: key = "403"
+        case 429?: key = "429"
+        case let s? where (400..<500).contains(s): key = "4xx"
+        default: key = "5xx"
+        }
+        relayAnswers[key]?.increment()
     }
 
     func reject(_ reason: String) {

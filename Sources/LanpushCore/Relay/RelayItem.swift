@@ -1,0 +1,170 @@
+/// One request waiting for (or on its way to) HA's push relay.
+public struct RelayItem: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A live activity starts: goes at once, within the device's start budget; takes the slot's first interval.
+        case start
+        /// A live activity changes: at most one per interval per slot, latest state wins.
+        case update
+        /// A live activity ends: goes at once, supersedes a pending update of the slot.
+        case end
+        /// A plain notification (or the clear of one): queued in order per device, goes at once.
+        case notification
+
+        /// The relay kind of an accepted change; `nil` for changes that never go to the relay (lifecycle
+        /// transitions are the device's own business). A `clear` of a plain notification queues with them.
+        public init?(_ change: Change.Kind) {
+            switch change {
+            case .start: self = .start
+            case .update: self = .update
+            case .end: self = .end
+            case .notification, .clear: self = .notification
+            case .lifecycle: return nil
+            }
+        }
+
+        /// For traffic no ledger sees (a push_token no client registered): HA's `data.event` when it sent one;
+        /// otherwise a live update starts an activity unless the caller already relayed a start for that tag
+        /// (`activityLive`), an end is an end and anything else a notification.
+        public init(_ command: PushCommand, activityLive: Bool) {
+            switch command {
+            case .liveUpdate(let update):
+                switch update.event {
+                case .start?: self = .start
+                case .update?: self = .update
+                case .end?: self = .end
+                case nil: self = activityLive ? .update : .start
+                }
+            case .end: self = .end
+            case .notification: self = .notification
+            }
+        }
+
+        var isSlotKind: Bool { self != .notification }
+    }
+
+    /// The pacer's device key: a configured device's id, or any stable key for a push_token no client
+    /// registered (e.g. `"push_token:<token>"`). Quota, start budget, backoff and token state are per key.
+    public var device: String
+    /// The activity's tag. Required for start / update / end (a slot is a (device, tag) pair); optional
+    /// for notifications. A slot kind without a tag is queued as a notification.
+    public var tag: String?
+    public var kind: Kind
+    /// Full URL including the path, e.g. `https://mobile-apps.home-assistant.io/api/sendPushNotification`.
+    public var url: String
+    /// The JSON body to POST (`RelayBody.json`).
+    public var body: JSONValue
+    /// The device's seq of the change this item carries (the newest one when merged).
+    public var seq: UInt64
+
+    public init(device: String, tag: String?, kind: Kind, url: String, body: JSONValue, seq: UInt64) {
+        self.device = device
+        self.tag = tag
+        self.kind = kind
+        self.url = url
+        self.body = body
+        self.seq = seq
+    }
+
+    /// Whether the item lives in a (device, tag) slot rather than the device's notification queue.
+    public var isSlotItem: Bool { kind.isSlotKind && tag != nil }
+}
+
+/// What the relay said about one request, as the pacer needs it.
+public enum RelayOutcome: Sendable, Hashable {
+    /// 2xx. `remaining` / `resetsAt` (Unix seconds) from the answer's `rateLimits`, when present.
+    case success(remaining: Int?, resetsAt: Double?)
+    /// 429: nothing more for that device before `resetsAt` (without one: exponential backoff).
+    case rateLimited(resetsAt: Double?)
+    /// 403: the push token is invalid; the device's items are dropped and it is marked until `revalidate`.
+    case forbidden
+    /// Another 4xx (400, 404, 413, …): this request will never succeed; it is dropped (counted), the device
+    /// carries on.
+    case rejected(status: Int)
+    /// 5xx, 408, a timeout, no connection: retried with exponential backoff and full jitter.
+    case failed
+
+    /// Maps an HTTP answer (`status` nil = no answer: timeout or network error) and its parsed JSON body.
+    public init(status: Int?, body: JSONValue?) {
+        guard let status else {
+            self = .failed
+            return
+        }
+        let limits = RelayRateLimits(body)
+        switch status {
+        case 200..<300: self = .success(remaining: limits.remaining, resetsAt: limits.resetsAt)
+        case 429: self = .rateLimited(resetsAt: limits.resetsAt)
+        case 403: self = .forbidden
+        case 408: self = .failed
+        case 400..<500: self = .rejected(status: status)
+        default: self = .failed
+        }
+    }
+}
+
+/// The `rateLimits` object of a relay answer (`attempts`, `successful`, `errors`, `total`, `maximum`,
+/// `remaining`, `resetsAt`), read leniently: a missing or mistyped key is `nil`.
+public struct RelayRateLimits: Sendable, Hashable {
+    public var remaining: Int?
+    public var maximum: Int?
+    /// Unix seconds, from the ISO 8601 `resetsAt`.
+    public var resetsAt: Double?
+    /// The object as the relay sent it (`nil` when the answer had none), e.g. to pass on to HA.
+    public var json: JSONValue?
+
+    public init(remaining: Int? = nil, maximum: Int? = nil, resetsAt: Double? = nil, json: JSONValue? = nil) {
+        self.remaining = remaining
+        self.maximum = maximum
+        self.resetsAt = resetsAt
+        self.json = json
+    }
+
+    /// `body` is the whole answer; its `rateLimits` member is read.
+    public init(_ body: JSONValue?) {
+        guard let limits = body?["rateLimits"], case .object = limits else {
+            self.init()
+            return
+        }
+        func int(_ key: String) -> Int? {
+            guard let n = limits[key]?.numberValue, n.isFinite, abs(n) < 9e15 else { return nil }
+            return Int(n.rounded(.down))
+        }
+        var resets: Double?
+        if let text = limits["resetsAt"]?.stringValue { resets = ISO8601Timestamp.unixSeconds(text) }
+        else if let n = limits["resetsAt"]?.numberValue, n.isFinite { resets = n }
+        self.init(remaining: int("remaining"), maximum: int("maximum"), resetsAt: resets, json: limits)
+    }
+}
+
+/// The pacer's limits (DESIGN.md §5; config `relay:`). Defaults are Apple's and the relay's.
+public struct RelayLimits: Sendable, Hashable {
+    /// `relay.min_update_interval`: at most one update per slot per interval (iOS 18 renders ~every 15 s).
+    public var minUpdateInterval: Double = 15
+    /// `relay.starts_per_hour`: push-to-start budget per device in any `startWindow`.
+    public var startsPerHour: Int = 10
+    public var startWindow: Double = 3600
+    /// `relay.quota_reserve`: with `remaining <= quotaReserve` the device is in reserve mode: starts, ends and
+    /// notifications go as usual, updates are thinned (see `RelayPacer`).
+    public var quotaReserve: Int = 50
+    /// In reserve mode updates stop altogether once `remaining <= quotaFloor`: the rest is for starts and ends.
+    public var quotaFloor: Int = 10
+    /// In reserve mode the device's updates are spaced by at least `minUpdateInterval * reserveIntervalFactor`.
+    public var reserveIntervalFactor: Double = 4
+    /// Retry delay after the n-th consecutive failure: full jitter over `min(backoffCap, backoffBase * 2^(n-1))`.
+    public var backoffBase: Double = 1
+    public var backoffCap: Double = 300
+    /// Queued items (not counting requests in flight) across all devices; beyond it the oldest notification
+    /// is dropped first, then the oldest update, start, end.
+    public var maxItems: Int = 10_000
+    /// An end that supersedes a pending update carries that update's state (see `RelayBodyEdit`).
+    public var endCarriesFinalState: Bool = true
+
+    public init() {}
+
+    public init(minUpdateInterval: Double = 15, startsPerHour: Int = 10, quotaReserve: Int = 50, maxItems: Int = 10_000) {
+        self.minUpdateInterval = minUpdateInterval
+        self.startsPerHour = startsPerHour
+        self.quotaReserve = quotaReserve
+        self.quotaFloor = min(quotaFloor, max(0, quotaReserve / 5))
+        self.maxItems = maxItems
+    }
+}

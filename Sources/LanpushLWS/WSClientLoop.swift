@@ -1,0 +1,244 @@
+import CLibWebSockets
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A standalone event loop for outgoing WebSockets (for tools such as the `lanpush` CLI): its own lws
+/// context with no listener (`CONTEXT_PORT_NO_LISTEN`), OpenSSL initialised for `wss://`, timers.
+/// A daemon that already runs an ``LWSServer`` opens its client connections on the server's loop instead
+/// (``LWSServer/connectWebSocket(url:subprotocol:headers:allowInsecureTLS:delegate:)``).
+///
+/// Threading — the same rules as ``LWSServer``; only `lws_cancel_service` is thread-safe:
+/// - ``run()`` services the loop on the calling thread (the *loop thread*) until stopped.
+/// - Every ``WSClientDelegate`` callback, ``onWake`` and every timer body run on the loop thread.
+/// - Every method and property of the loop, ``WSClientConnection`` and ``LWSTimer`` must be called on the
+///   loop thread — except ``wake()`` and ``requestStop()``, which any thread may call at any time. Before
+///   `run()` starts, the creating thread may use the loop (`connectWebSocket`, `schedule`, `onWake`) as
+///   long as nothing else touches it concurrently.
+/// - To hand work to the loop from another thread: enqueue it under your own lock, call ``wake()``, and
+///   drain the queue in ``onWake``.
+public final class WSClientLoop: @unchecked Sendable {
+    public let options: WSClientOptions
+
+    /// Runs on the loop thread after ``wake()`` (wakes may merge, and an occasional call may come without
+    /// a wake: drain your queue, don't count calls). Set before `run()` or on the loop thread.
+    public var onWake: (() -> Void)?
+
+    // MARK: loop-confined state
+
+    private var context: OpaquePointer?
+    private var engine: WSClientEngine!
+    private var timerHeap = TimerHeap()
+    private var timerSeq: UInt64 = 0
+    private var stopping = false
+    private var finished = false
+    private var hasRun = false
+    private var tearingDown = false
+    private let timer: UnsafeMutablePointer<lanpush_lws_timer_t>
+
+    // MARK: cross-thread state (guarded by `lock`)
+
+    private let lock = PThreadLock()
+    private var wakeContext: OpaquePointer?
+    private var stopRequestedFlag = false
+
+    /// Creates the context and its client vhost. Throws ``WSClientError/setupFailed(_:)`` when lws cannot.
+    public init(options: WSClientOptions = WSClientOptions()) throws(WSClientError) {
+        self.options = options
+        timer = .allocate(capacity: 1)
+        timer.initialize(to: lanpush_lws_timer_t())
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        timer.pointee.owner = me
+
+        lws_set_log_level(options.libraryLogMask, nil)
+
+        let engine = WSClientEngine(options: options) { [weak self] seconds, body in
+            self?.schedule(after: seconds, body)
+        }
+        self.engine = engine
+        var info = lws_context_creation_info()
+        info.options = lanpush_opt_explicit_vhosts() | lanpush_opt_do_ssl_global_init()
+        info.user = me
+        info.count_threads = 1
+        info.fd_limit_per_thread = UInt32(max(16, options.fdLimit))
+        info.port = -1  // CONTEXT_PORT_NO_LISTEN
+        info.timeout_secs = UInt32(max(1, options.connectTimeout))
+        info.protocols = engine.protocolList
+        guard let ctx = lws_create_context(&info) else {
+            engine.contextDestroyed()
+            tearingDown = true
+            timer.deinitialize(count: 1)
+            timer.deallocate()
+            throw .setupFailed("lws_create_context failed")
+        }
+        context = ctx
+        engine.attach(ctx)
+        do {
+            try engine.ensureVhost()
+        } catch {
+            tearingDown = true
+            engine.contextWillBeDestroyed()
+            lws_context_destroy(ctx)
+            engine.contextDestroyed()
+            context = nil
+            timer.deinitialize(count: 1)
+            timer.deallocate()
+            throw error
+        }
+        engine.onWaitCancelled = { [unowned self] in self.loopWoken() }
+        engine.onIdle = { [unowned self] in
+            if self.stopping { self.finished = true }
+        }
+        lock.withLock { wakeContext = ctx }
+    }
+
+    deinit {
+        if let ctx = context {
+            tearDown(ctx)
+        } else if !tearingDown {
+            timer.deinitialize(count: 1)
+            timer.deallocate()
+        }
+    }
+
+    // MARK: - Connections
+
+    /// Starts connecting to `url` (`ws://` or `wss://`; `http(s)://` are accepted as aliases), offering
+    /// `subprotocol` when given and sending `headers` with the upgrade request (e.g. `Authorization`).
+    /// `wss://` verifies the server's certificate and host name against the system CA store (plus
+    /// ``WSClientOptions/caFile``) unless `allowInsecureTLS`. Loop thread only (or before `run()`).
+    ///
+    /// Throws for a malformed URL or header, or once the loop is stopping. Every other failure — DNS,
+    /// refused, TLS, a non-101 answer, timeout — arrives as ``WSClientDelegate/wsClientConnectFailed(_:error:)``
+    /// from the loop, never from inside this call. Host names are resolved with a blocking `getaddrinfo`
+    /// on the loop thread (lws 4.1 as Debian builds it has no asynchronous DNS): prefer addresses.
+    @discardableResult
+    public func connectWebSocket(
+        url: String, subprotocol: String? = nil, headers: [(String, String)] = [], allowInsecureTLS: Bool = false,
+        delegate: WSClientDelegate
+    ) throws(WSClientError) -> WSClientConnection {
+        guard context != nil, !stopping, !tearingDown else { throw .notRunning }
+        return try engine.connect(
+            url: url, subprotocol: subprotocol, headers: headers, allowInsecureTLS: allowInsecureTLS,
+            delegate: delegate)
+    }
+
+    /// Connections not yet closed (connecting or open). Loop thread only.
+    public var connectionCount: Int { engine?.connections.count ?? 0 }
+
+    // MARK: - Loop
+
+    /// Services the loop on the calling thread until ``requestStop()`` completes, then closes whatever is
+    /// left (delegates still get their last callback, on this thread), destroys the context and returns.
+    /// Call once.
+    public func run() {
+        guard let ctx = context, !hasRun else { return }
+        hasRun = true
+        if stopRequested() { beginStop() }
+        while !finished {
+            if lws_service(ctx, 0) < 0 { break }
+        }
+        tearDown(ctx)
+    }
+
+    /// Thread-safe: wakes the loop; ``onWake`` runs on the loop thread soon after. No-op once stopped.
+    public func wake() {
+        lock.withLock {
+            if let c = wakeContext { lws_cancel_service(c) }
+        }
+    }
+
+    /// Thread-safe: asks the loop to stop. On the loop thread every open connection then gets a 1001
+    /// "going away" close frame, pending ones are abandoned, and `run()` returns once they are all gone or
+    /// after ``WSClientOptions/stopDrainSeconds``.
+    public func requestStop() {
+        lock.withLock {
+            stopRequestedFlag = true
+            if let c = wakeContext { lws_cancel_service(c) }
+        }
+    }
+
+    /// `true` once a stop has begun on the loop. Loop thread only.
+    public var isStopping: Bool { stopping }
+
+    private func stopRequested() -> Bool { lock.withLock { stopRequestedFlag } }
+
+    private func loopWoken() {
+        if !hasRun { return }  // lws also cancels once while creating the context
+        if stopRequested() && !stopping { beginStop() }
+        onWake?()
+    }
+
+    private func beginStop() {
+        guard !stopping else { return }
+        stopping = true
+        engine.closeAll(code: 1001, reason: "going away")
+        if engine.connections.isEmpty {
+            finished = true
+        } else {
+            schedule(after: options.stopDrainSeconds) { [weak self] in self?.finished = true }
+        }
+    }
+
+    private func tearDown(_ ctx: OpaquePointer) {
+        lock.withLock { wakeContext = nil }
+        tearingDown = true
+        lws_sul_cancel(lanpush_lws_timer_sul(timer))
+        timerHeap.removeAll()
+        engine.contextWillBeDestroyed()
+        lws_context_destroy(ctx)  // open connections get their last callbacks here
+        context = nil
+        engine.contextDestroyed()
+        onWake = nil
+        timer.deinitialize(count: 1)
+        timer.deallocate()
+    }
+
+    // MARK: - Timers
+
+    /// Runs `body` on the loop thread after `seconds` (lws timer, ~1 ms resolution). Loop thread only (or
+    /// before `run()`). Returns a handle to cancel it. Timers still pending when the loop stops never run.
+    @discardableResult
+    public func schedule(after seconds: Double, _ body: @escaping () -> Void) -> LWSTimer {
+        let t = LWSTimer(body)
+        guard context != nil, !tearingDown else {
+            t.body = nil
+            return t
+        }
+        let delay = Int64(max(0, seconds) * 1_000_000)
+        timerSeq &+= 1
+        let deadline = lws_now_usecs() + delay
+        let wasFirst = timerHeap.peek().map { deadline < $0.deadline } ?? true
+        timerHeap.push(TimerEntry(deadline: deadline, seq: timerSeq, timer: t))
+        if wasFirst { armTimer() }
+        return t
+    }
+
+    private func armTimer() {
+        guard let ctx = context, !tearingDown else { return }
+        guard let top = timerHeap.peek() else {
+            lws_sul_cancel(lanpush_lws_timer_sul(timer))
+            return
+        }
+        let delay = max(0, top.deadline - lws_now_usecs())
+        lws_sul_schedule(ctx, 0, lanpush_lws_timer_sul(timer), lanpushWSClientLoopTimerFired, delay)
+    }
+
+    fileprivate func timersFired() {
+        let now = lws_now_usecs()
+        while let top = timerHeap.peek(), top.deadline <= now + 200 {
+            _ = timerHeap.pop()
+            let t = top.timer
+            guard let body = t.body else { continue }
+            t.body = nil
+            body()
+            if tearingDown { return }
+        }
+        armTimer()
+    }
+}
+
+private func lanpushWSClientLoopTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    guard let sul, let me = lanpush_lws_timer_owner(sul) else { return }
+    Unmanaged<WSClientLoop>.fromOpaque(me).takeUnretainedValue().timersFired()
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lanpush-bench",
+        abstract: "lanpush against Mosquitto over WebSockets, measured side by side (docs/BENCHMARKS.md).",
+        discussion: """
+            Starts and stops the servers itself: lanpushd (release build, store on = "lanpush", store off = \
+            "lanpush-mem") and Debian's mosquitto. Clients are native (LanpushLWS WebSocket client), publishers \
+            native (HTTP/1.1 keep-alive for lanpush, plain MQTT for mosquitto); every socket has TCP_NODELAY.
+            Scenarios: \(ScenarioID.allCases.map(\.rawValue).joined(separator: ", ")).
+            """)
+
+    @Option(help: "Comma-separated scenarios (default: all).")
+    var scenarios: String = ScenarioID.allCases.map(\.rawValue).joined(separator: ",")
+
+    @Option(help: "Comma-separated servers: lanpush, lanpush-mem, mosquitto.")
+    var servers: String = ServerKind.allCases.map(\.rawValue).joined(separator: ",")
+
+    @Option(help: "Runs per scenario and server; the tables show medians.")
+    var runs: Int = 3
+
+    @Flag(help: "Tiny counts: a seconds-long check that everything runs (not a measurement).")
+    var smoke = false
+
+    @Option(help: "lanpushd binary (default: next to this executable).")
+    var lanpushd: String?
+
+    @Option(help: "mosquitto binary (default: from PATH or /usr/sbin).")
+    var mosquitto: String?
+
+    @Option(help: "Write the tables as Markdown to this file.")
+    var markdown: String?
+
+    @Option(help: "Write every run's figures as JSON to this file.")
+    var json: String?
+
+    @Option(help: "Override: sessions of the latency scenario.")
+    var latencySessions: Int?
+
+    @Option(help: "Override: seconds measured in the latency scenario.")
+    var seconds: Double?
+
+    @Option(help: "Override: sessions of the fan-out / idle-memory scenario.")
+    var fanSessions: Int?
+
+    @Option(help: "Override: HTTP connections of the as-fast-as-possible scenarios.")
+    var connections: Int?
+
+    @Flag(name: .shortAndLong, help: "Progress on stderr.")
+    var verbose = false
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let limit = Sys.raiseFileLimit()
+        var scale = smoke ? Scale.smoke : Scale.full
+        if let latencySessions { scale.latencySessions = latencySessions }
+        if let seconds { scale.measure = seconds }
+        if let fanSessions { scale.fanSessions = fanSessions }
+        if let connections { scale.fastConnections = connections }
+        let need = max(scale.fanSessions, scale.latencySessions) + 256
+        if limit < need {
+            FileHandle.standardError.write(Data("lanpush-bench: RLIMIT_NOFILE is \(limit); \(need) needed: fewer fan-out sessions\n".utf8))
+            scale.fanSessions = max(10, limit - 256)
+        }
+        guard let daemon = locate("lanpushd", explicit: lanpushd) else {
+            throw ValidationError("lanpushd not found: build it (swift build -c release) or pass --lanpushd")
+        }
+        let ids = try scenarios.split(separator: ",").map { name -> ScenarioID in
+            guard let id = ScenarioID(rawValue: String(name)) else { throw ValidationError("unknown scenario '\(name)'") }
+            return id
+        }
+        let kinds = try servers.split(separator: ",").map { name -> ServerKind in
+            guard let k = ServerKind(rawValue: String(name)) else { throw ValidationError("unknown server '\(name)'") }
+            return k
+        }
+        let mosq = locate("mosquitto", explicit: mosquitto)
+        if kinds.contains(.mosquitto) && mosq == nil {
+            throw ValidationError("mosquitto not found: ./scripts/setup --test installs it, or pass --mosquitto")
+        }
+        let env = Environment(lanpushd: daemon, mosquitto: mosq, scale: scale, verbose: verbose)
+        let runner = ScenarioRunner(env: env)
+        let machine = Sys.machine()
+        let header = """
+            lanpush-bench — \(ISO8601DateFormatter().string(from: Date()))
+            machine: \(machine.cpus) CPUs, \(machine.model), Linux \(machine.kernel)
+            lanpushd: \(daemon)
+            mosquitto: \(mosq ?? "-")
+            runs: \(runs)\(smoke ? " (smoke scale: not a measurement)" : "")
+
+            """
+        print(header)
+        fflush(nil)
+        var report = Report(header: header, kinds: kinds)
+        for id in ids {
+            let servers = id.servers.filter { kinds.contains($0) }
+            var results: [ServerKind: [[Metric]]] = [:]
+            for r in 1...max(1, runs) {
+                for kind in servers {
+                    env.log("\(id.rawValue) run \(r) on \(kind.rawValue)")
+                    do {
+                        let m = try runner.run(id, on: kind)
+                        results[kind, default: []].append(m)
+                    } catch {
+                        print("  ! \(id.rawValue) on \(kind.rawValue), run \(r): \(error)")
+                        fflush(nil)
+                    }
+                }
+            }
+            let table = report.add(id, results)
+            print(table)
+            fflush(nil)
+        }
+        if let markdown { try report.markdown().write(toFile: markdown, atomically: true, encoding: .utf8) }
+        if let json { try report.json().write(toFile: json, atomically: true, encoding: .utf8) }
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which server a run measures.
+enum ServerKind: String, CaseIterable, Sendable {
+    /// lanpushd with its SQLite store on (synchronous normal): the headline figure.
+    case lanpush
+    /// lanpushd with `store: {enabled: false}`.
+    case lanpushMemory = "lanpush-mem"
+    /// Debian's mosquitto, subscribers over MQTT-over-WebSocket, publisher over plain MQTT.
+    case mosquitto
+
+    var isLanpush: Bool { self != .mosquitto }
+}
+
+/// A server process the tool starts and stops itself, with a temporary config and state folder.
+protocol BenchServer: AnyObject {
+    var kind: ServerKind { get }
+    var pid: Int32 { get }
+    /// Port of the WebSocket listener (lanpush's one port; mosquitto's websockets listener).
+    var wsPort: Int { get }
+    func stop()
+    func logTail() -> String
+}
+
+extension BenchServer {
+    var rssKiB: Int? { Sys.rssKiB(pid: pid) }
+    var cpuSeconds: Double? { Sys.cpuSeconds(pid: pid) }
+}
+
+private func spawn(_ path: String, _ args: [String], log: URL) throws -> Process {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: path)
+    p.arguments = args
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    let h = try FileHandle(forWritingTo: log)
+    p.standardOutput = h
+    p.standardError = h
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    return p
+}
+
+private func terminate(_ p: Process, timeout: Double = 10) {
+    guard p.isRunning else { return }
+    kill(p.processIdentifier, SIGTERM)
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while p.isRunning && Date() < deadline { usleep(10_000) }
+    if p.isRunning {
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+}
+
+private func tail(_ url: URL) -> String {
+    guard let d = try? Data(contentsOf: url) else { return "" }
+    return String(decoding: d.suffix(3000), as: UTF8.self)
+}
+
+/// lanpushd, release build, started with a generated config: `devices` devices `d0`… with random tokens,
+/// mDNS off, the store on (durable) or off (in memory).
+final class LanpushServer: BenchServer {
+    let kind: ServerKind
+    let dir: URL
+    let port: Int
+    let adminToken = Sys.token()
+    let tokens: [String]
+    private let process: Process
+    private let log: URL
+
+    var pid: Int32 { process.processIdentifier }
+    var wsPort: Int { port }
+
+    init(binary: String, durable: Bool, devices: Int, window: Int = 32, synchronous: String = "normal") throws {
+        kind = durable ? .lanpush : .lanpushMemory
+        dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("lanpush-bench-\(Sys.token(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        port = try Sys.freePort()
+        tokens = (0..<devices).map { _ in Sys.token() }
+        var yaml = """
+            listen: "127.0.0.1:\(port)"
+            admin_token: "\(adminToken)"
+            log_level: info
+            mdns: {enabled: false}
+            session: {window: \(window), ack_timeout: 60, ping_interval: 30, ping_timeout: 30}
+            limits: {max_sessions: 20000, max_body: 65536}
+            store: {enabled: \(durable), synchronous: \(synchronous)}
+            devices:
+
+            """
+        yaml.reserveCapacity(yaml.utf8.count + devices * 64)
+        for (i, t) in tokens.enumerated() { yaml += "  - {id: d\(i), name: d\(i), token: \(t)}\n" }
+        let config = dir.appendingPathComponent("lanpush.yaml")
+        try yaml.write(to: config, atomically: true, encoding: .utf8)
+        log = dir.appendingPathComponent("lanpushd.log")
+        process = try spawn(binary, ["--config", config.path, "--state-dir", dir.appendingPathComponent("state").path, "--no-mdns"], log: log)
+        // Ready when /healthz answers.
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while true {
+            if !process.isRunning { throw BenchError("lanpushd exited at start:\n\(tail(log))") }
+            if let status = try? HTTPClient.get(port: port, path: "/healthz"), status == 200 { break }
+            if Date() > deadline { throw BenchError("lanpushd did not become ready:\n\(tail(log))") }
+            usleep(20_000)
+        }
+    }
+
+    func stop() {
+        terminate(process)
+        try? FileManager.default.removeItem(at: dir)
+    }
+
+    func logTail() -> String { tail(log) }
+}
+
+/// Debian's mosquitto with a websockets listener (the subscribers) and a plain MQTT listener (the publisher),
+/// both on loopback, TCP_NODELAY, no persistence.
+final class MosquittoServer: BenchServer {
+    let kind = ServerKind.mosquitto
+    let dir: URL
+    let wsPort: Int
+    let mqttPort: Int
+    private let process: Process
+    private let log: URL
+
+    var pid: Int32 { process.processIdentifier }
+
+    init(binary: String) throws {
+        dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mosquitto-bench-\(Sys.token(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        wsPort = try Sys.freePort()
+        var m = try Sys.freePort()
+        while m == wsPort { m = try Sys.freePort() }
+        mqttPort = m
+        let conf = """
+            user root
+            per_listener_settings false
+            allow_anonymous true
+            persistence false
+            set_tcp_nodelay true
+            max_connections -1
+            log_dest stderr
+            log_type error
+            log_type warning
+            listener \(mqttPort) 127.0.0.1
+            protocol mqtt
+            listener \(wsPort) 127.0.0.1
+            protocol websockets
+
+            """
+        let config = dir.appendingPathComponent("mosquitto.conf")
+        try conf.write(to: config, atomically: true, encoding: .utf8)
+        log = dir.appendingPathComponent("mosquitto.log")
+        process = try spawn(binary, ["-c", config.path], log: log)
+        let deadline = Date(timeIntervalSinceNow: 15)
+        while true {
+            if !process.isRunning { throw BenchError("mosquitto exited at start:\n\(tail(log))") }
+            if let fd = try? Sys.connectLoopback(port: mqttPort) {
+                close(fd)
+                if let fd2 = try? Sys.connectLoopback(port: wsPort) {
+                    close(fd2)
+                    break
+                }
+            }
+            if Date() > deadline { throw BenchError("mosquitto did not start listening:\n\(tail(log))") }
+            usleep(20_000)
+        }
+    }
+
+    func stop() {
+        terminate(process)
+        try? FileManager.default.removeItem(at: dir)
+    }
+
+    func logTail() -> String { tail(log) }
+}
+
+/// Finds a program: an explicit path, else next to this executable, else on $PATH / sbin.
+func locate(_ name: String, explicit: String?) -> String? {
+    if let explicit { return FileManager.default.isExecutableFile(atPath: explicit) ? explicit : nil }
+    let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    let sibling = me.appendingPathComponent(name).path
+    if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
+    let path = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/sbin:/sbin:/usr/local/sbin"
+    for d in path.split(separator: ":") {
+        let p = "\(d)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: p) { return p }
+    }
+    return nil
+}

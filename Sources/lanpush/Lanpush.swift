@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct Lanpush: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lanpush",
+        abstract: "Drive a lanpush gateway by hand: send updates, watch the stream, list devices, find gateways.",
+        discussion: """
+            The gateway is http://127.0.0.1:8765 unless --gateway or $LANPUSH_GATEWAY says otherwise; the \
+            token (admin for send, admin or viewer for watch/status) comes from --token or $LANPUSH_TOKEN.
+            """,
+        subcommands: [SendCommand.self, WatchCommand.self, StatusCommand.self, DiscoverCommand.self, TokenCommand.self])
+
+    /// Errors are one line on stderr (`lanpush: ...`) and a non-zero exit; `--help` goes to stdout.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as CLIError {
+            Output.error(error.message)
+            Foundation.exit(error.exitCode)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                exit(withError: error)  // --help, --version: printed in full
+            }
+            var message = Self.message(for: error)
+            if message.isEmpty { message = "\(error)" }
+            let first = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? message
+            Output.error(first + " (see --help)")
+            Foundation.exit(code.rawValue)
+        }
+    }
+}
+
+/// Where the gateway is and the bearer token: shared by send, watch and status.
+struct GatewayOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "Gateway base URL (default: $LANPUSH_GATEWAY, else http://127.0.0.1:8765).", valueName: "url"))
+    var gateway: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Admin or viewer token (default: $LANPUSH_TOKEN).", valueName: "token"))
+    var token: String?
+
+    func address() throws -> GatewayAddress {
+        let env = ProcessInfo.processInfo.environment["LANPUSH_GATEWAY"].flatMap { $0.isEmpty ? nil : $0 }
+        return try GatewayAddress(gateway ?? env ?? "http://127.0.0.1:8765")
+    }
+
+    /// The token, or a one-line error naming both ways to give it.
+    func requireToken(for what: String) throws -> String {
+        if let token, !token.isEmpty { return token }
+        if let env = ProcessInfo.processInfo.environment["LANPUSH_TOKEN"], !env.isEmpty { return env }
+        throw CLIError("\(what) needs a token: pass --token or set LANPUSH_TOKEN")
+    }
+}

@@ -1,0 +1,414 @@
+"""A local fake of Home Assistant's push relay (mobile-apps.home-assistant.io) for the integration tests.
+
+It serves ``POST /api/sendPushNotification`` and ``POST /api/sendPush/android/v1`` on 127.0.0.1 (port 0 by
+default) from a thread, records every request, and answers as the real relay does — or as a test scripts it:
+
+    with FakeRelay() as relay:
+        relay.script(relay.rate_limited(resets_in=5), relay.error(500), relay.ok())
+        ...  # point lanpushd's relay.upstream (or a client's push_url) at relay.url
+        relay.wait_for(3)
+        assert relay.requests[-1].body["data"]["tag"] == "washer"
+
+Answers (each may carry ``delay=`` seconds before it is sent):
+- ``ok()``           201 ``{"messageId","target","rateLimits":{attempts,successful,errors,total,maximum,remaining,resetsAt}}``
+- ``rate_limited()`` 429 ``{"errorType":"RateLimited","message","target","rateLimits":{...}}`` with ``resetsAt``
+- ``forbidden()``    403 ``{"errorMessage":"..."}``
+- ``error(500)``     500 ``{"errorType":"InternalError","message":"..."}``
+- ``slow(s)``        the default answer after ``s`` seconds (the client's timeout should fire first)
+- ``drop()``         close the connection without answering
+Scripted answers are used one per request, in order; then ``default`` (``ok()`` unless changed). Per-token
+quota: every 201 counts against ``maximum``; when ``remaining`` reaches 0 the relay answers 429 by itself
+(``enforce_quota``). ``down(seconds)`` stops listening (connections are refused) and comes back on the same port.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PATHS = ("/api/sendPushNotification", "/api/sendPush/android/v1")
+
+
+def next_utc_midnight(now: float | None = None) -> float:
+    now = time.time() if now is None else now
+    return (int(now // 86400) + 1) * 86400.0
+
+
+def iso8601(ts: float) -> str:
+    """``2024-01-02T00:00:00.000Z``, as the relay (JavaScript ``toISOString``) writes it."""
+    d = _dt.datetime.fromtimestamp(ts, tz=_dt.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+
+
+@dataclass
+class Answer:
+    kind: str  # ok | rate_limited | forbidden | error | drop | slow
+    status: int = 201
+    delay: float = 0.0
+    resets_at: float | None = None
+    body: dict | None = None
+    message: str | None = None
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict
+    raw: bytes
+    body: object  # parsed JSON, or None when the body was not JSON
+    at: float  # time.time() at arrival
+    answer_status: int | None = None  # None: dropped / not answered (yet)
+    answered_at: float | None = None
+
+    @property
+    def token(self):
+        return self.body.get("push_token") if isinstance(self.body, dict) else None
+
+    def header(self, name: str):
+        for k, v in self.headers.items():
+            if k.lower() == name.lower():
+                return v
+        return None
+
+
+@dataclass
+class Quota:
+    maximum: int
+    resets_at: float
+    attempts: int = 0
+    successful: int = 0
+    errors: int = 0
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.maximum - self.successful)
+
+    def json(self) -> dict:
+        return {"attempts": self.attempts, "successful": self.successful, "errors": self.errors,
+                "total": self.attempts, "maximum": self.maximum, "remaining": self.remaining,
+                "resetsAt": iso8601(self.resets_at)}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    block_on_close = False
+
+
+class FakeRelay:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, maximum: int = 500, resets_at: float | None = None,
+                 enforce_quota: bool = True):
+        self.host = host
+        self.port = port
+        self.maximum = maximum
+        self.resets_at = resets_at
+        self.enforce_quota = enforce_quota
+        self.default = Answer("ok")
+        self.requests: list[Recorded] = []
+        self.quotas: dict[str, Quota] = {}
+        self._script: list[Answer] = []
+        self._lock = threading.Condition()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._down_timer: threading.Timer | None = None
+        self._connections: set[socket.socket] = set()
+
+    # ---- lifecycle -------------------------------------------------------------------------------------------
+
+    def start(self) -> "FakeRelay":
+        self._listen()
+        return self
+
+    def stop(self) -> None:
+        if self._down_timer:
+            self._down_timer.cancel()
+        self._close()
+
+    def __enter__(self) -> "FakeRelay":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL: configure it as lanpushd's ``relay.upstream`` (paths are appended)."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ios_url(self) -> str:
+        return self.url + PATHS[0]
+
+    @property
+    def android_url(self) -> str:
+        return self.url + PATHS[1]
+
+    def _listen(self) -> None:
+        relay = self
+
+        class Handler(_Handler):
+            fake = relay
+
+        self._server = _Server((self.host, self.port), Handler)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"fake-relay:{self.port}", daemon=True)
+        self._thread.start()
+
+    def _close(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        # Kept-alive connections too: "down" means nothing answers.
+        with self._lock:
+            conns, self._connections = self._connections, set()
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    # ---- outages ---------------------------------------------------------------------------------------------
+
+    @property
+    def is_down(self) -> bool:
+        return self._server is None
+
+    def go_down(self) -> None:
+        """Stop listening: new connections are refused until ``come_up``."""
+        self._close()
+
+    def come_up(self) -> None:
+        if self._server is None:
+            self._listen()
+
+    def down(self, seconds: float) -> None:
+        """Refuse connections for ``seconds``, then listen again on the same port (in the background)."""
+        self.go_down()
+        self._down_timer = threading.Timer(seconds, self.come_up)
+        self._down_timer.daemon = True
+        self._down_timer.start()
+
+    # ---- scripting -------------------------------------------------------------------------------------------
+
+    def script(self, *answers: Answer) -> None:
+        """Answers for the next requests, one each, in order (after any still scripted)."""
+        with self._lock:
+            self._script.extend(answers)
+
+    def clear_script(self) -> None:
+        with self._lock:
+            self._script.clear()
+
+    def set_default(self, answer: Answer) -> None:
+        self.default = answer
+
+    def set_quota(self, token: str, remaining: int | None = None, maximum: int | None = None,
+                  resets_at: float | None = None) -> Quota:
+        """Sets a token's counters, e.g. ``set_quota(tok, remaining=3)`` to test the reserve and 429."""
+        with self._lock:
+            q = self._quota(token)
+            if maximum is not None:
+                q.maximum = maximum
+            if remaining is not None:
+                q.maximum = max(q.maximum, remaining)
+                q.successful = q.maximum - remaining
+            if resets_at is not None:
+                q.resets_at = resets_at
+            return q
+
+    @staticmethod
+    def ok(delay: float = 0.0, status: int = 201) -> Answer:
+        return Answer("ok", status=status, delay=delay)
+
+    @staticmethod
+    def rate_limited(resets_at: float | None = None, resets_in: float | None = None, delay: float = 0.0) -> Answer:
+        if resets_in is not None:
+            resets_at = time.time() + resets_in
+        return Answer("rate_limited", status=429, delay=delay, resets_at=resets_at)
+
+    @staticmethod
+    def forbidden(message: str = "You did not send a token!", delay: float = 0.0) -> Answer:
+        return Answer("forbidden", status=403, delay=delay, message=message)
+
+    @staticmethod
+    def error(status: int = 500, message: str = "Internal error", delay: float = 0.0) -> Answer:
+        return Answer("error", status=status, delay=delay, message=message)
+
+    @staticmethod
+    def slow(seconds: float) -> Answer:
+        return Answer("slow", delay=seconds)
+
+    @staticmethod
+    def drop(delay: float = 0.0) -> Answer:
+        return Answer("drop", status=0, delay=delay)
+
+    @staticmethod
+    def custom(status: int, body: dict, delay: float = 0.0) -> Answer:
+        return Answer("custom", status=status, body=body, delay=delay)
+
+    # ---- observation -----------------------------------------------------------------------------------------
+
+    def wait_for(self, count: int, timeout: float = 10.0, predicate=None) -> list[Recorded]:
+        """Waits until ``count`` requests (matching ``predicate``, if given) arrived; returns them."""
+        deadline = time.time() + timeout
+        with self._lock:
+            while True:
+                matching = [r for r in self.requests if predicate is None or predicate(r)]
+                if len(matching) >= count:
+                    return matching
+                left = deadline - time.time()
+                if left <= 0:
+                    raise TimeoutError(f"fake relay: {len(matching)} of {count} requests after {timeout} s")
+                self._lock.wait(left)
+
+    def bodies(self, predicate=None) -> list:
+        with self._lock:
+            return [r.body for r in self.requests if predicate is None or predicate(r)]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._script.clear()
+            self.quotas.clear()
+
+    # ---- internals -------------------------------------------------------------------------------------------
+
+    def _quota(self, token: str) -> Quota:
+        q = self.quotas.get(token)
+        now = time.time()
+        if q is None or q.resets_at <= now:
+            resets = self.resets_at if self.resets_at and self.resets_at > now else next_utc_midnight(now)
+            q = Quota(maximum=self.maximum, resets_at=resets)
+            self.quotas[token] = q
+        return q
+
+    def _record(self, rec: Recorded, scripted: bool = True) -> Answer:
+        with self._lock:
+            self.requests.append(rec)
+            self._lock.notify_all()
+            return self._script.pop(0) if scripted and self._script else self.default
+
+    def _answered(self, rec: Recorded, status: int | None) -> None:
+        with self._lock:
+            rec.answer_status = status
+            rec.answered_at = time.time()
+            self._lock.notify_all()
+
+    def _respond(self, rec: Recorded, answer: Answer) -> tuple[int, dict] | None:
+        """The status and JSON body for ``answer`` (``None``: drop the connection)."""
+        body = rec.body if isinstance(rec.body, dict) else {}
+        token = body.get("push_token")
+        if answer.kind == "drop":
+            return None
+        if answer.kind == "custom":
+            return answer.status, answer.body or {}
+        if answer.kind == "forbidden":
+            return 403, {"errorMessage": answer.message}
+        if answer.kind == "error":
+            return answer.status, {"errorType": "InternalError", "message": answer.message}
+        if not isinstance(token, str) or not token:
+            # The real relay checks the token before anything else.
+            return 403, {"errorMessage": "You did not send a token!"}
+        with self._lock:
+            q = self._quota(token)
+            q.attempts += 1
+            limited = answer.kind == "rate_limited" or (self.enforce_quota and q.remaining <= 0)
+            if limited:
+                q.errors += 1
+                limits = q.json()
+                if answer.resets_at is not None:
+                    limits["resetsAt"] = iso8601(answer.resets_at)
+                limits["remaining"] = 0
+                return 429, {"errorType": "RateLimited", "message": "The given target has reached the maximum "
+                             "number of notifications allowed per day. Please try again later.",
+                             "target": token, "rateLimits": limits}
+            q.successful += 1
+            return answer.status, {"messageId": uuid.uuid4().hex, "target": token, "rateLimits": q.json()}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeRelay
+    protocol_version = "HTTP/1.1"
+    server_version = "FakeRelay/1"
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def setup(self):
+        super().setup()
+        with self.fake._lock:
+            self.fake._connections.add(self.connection)
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            with self.fake._lock:
+                self.fake._connections.discard(self.connection)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        rec = Recorded(method="POST", path=self.path, headers=dict(self.headers.items()), raw=raw, body=body,
+                       at=time.time())
+        if self.path not in PATHS:
+            self.fake._record(rec, scripted=False)  # a wrong path is a bug the test should see
+            self._send(404, {"errorType": "NotFound", "message": f"no route {self.path}"}, rec)
+            return
+        answer = self.fake._record(rec)
+        if answer.kind == "slow":
+            time.sleep(answer.delay)
+            answer = self.fake.default if self.fake.default.kind != "slow" else FakeRelay.ok()
+        elif answer.delay:
+            time.sleep(answer.delay)
+        result = self.fake._respond(rec, answer)
+        if result is None:
+            self.fake._answered(rec, None)
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        self._send(result[0], result[1], rec)
+
+    def do_GET(self):
+        self._send(405, {"errorType": "MethodNotAllowed", "message": "POST only"}, None)
+
+    def _send(self, status: int, payload: dict, rec: Recorded | None) -> None:
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            status = None  # the client went away (e.g. its timeout fired first)
+        if rec is not None:
+            self.fake._answered(rec, status)
+
+
+if __name__ == "__main__":  # a manual run: python3 fake_relay.py [port]
+    import sys
+
+    with FakeRelay(port=int(sys.argv[1]) if len(sys.argv) > 1 else 0) as r:
+        print(r.url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass

@@ -1,0 +1,374 @@
+"""HA-native mode (issue 10) against a real Home Assistant 2025.4.4 on loopback.
+
+lanpushd registers its devices with HA's mobile_app, subscribes to HA's local push channel and confirms each
+event. Witnesses: HA itself (its REST API, its websocket API with a client of our own, its log), a lanpush.v1
+LAN client (gateway.LanClient), and lanpushd's /v1/devices and /metrics.
+
+Marked `home_assistant`: `pytest -m "not home_assistant"` skips it. The first run builds the HA venv (a few
+minutes, cached outside the repository, see home_assistant.py); afterwards the module takes about a minute.
+"""
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+import gateway as gateway_module
+from fake_relay import FakeRelay
+from gateway import Gateway
+from home_assistant import HomeAssistant, ensure_venv
+
+pytestmark = pytest.mark.home_assistant
+
+if os.environ.get("LANPUSHD"):  # e.g. a build in another scratch dir
+    gateway_module.BINARY = Path(os.environ["LANPUSHD"])
+
+# The seed-000 washer cycle, as an automation would call notify.mobile_app_<device>.
+WASHER = [
+    ("Washing Machine", "Cycle started", {"tag": "washer_cycle", "live_update": True}),
+    ("Washing Machine", "Rinsing · 1 of 2", {"tag": "washer_cycle", "live_update": True, "progress": 900,
+                                             "progress_max": 3600, "chronometer": True, "when": 2700,
+                                             "when_relative": True, "notification_icon": "mdi:washing-machine",
+                                             "notification_icon_color": "#2196F3", "color": "#2196F3"}),
+    ("Washing Machine", "Cycle complete", {"tag": "washer_cycle", "live_update": True, "progress": 3600,
+                                           "progress_max": 3600, "notification_icon": "mdi:washing-machine",
+                                           "notification_icon_color": "#4CAF50", "color": "#4CAF50"}),
+]
+
+# What HA 2025.4.4 logs when a notification did not go through the local push channel. There is no log line
+# for the confirm timeout itself (mobile_app/push_notification.py: after PUSH_CONFIRM_TIMEOUT = 10 s it silently
+# tears the channel down and calls the push_url sender), so the witness is the sender's own line:
+# log_rate_limits() in mobile_app/notify.py logs at INFO after every successful push_url delivery whose answer has
+# rateLimits (lanpush's ingest always sends them; home_assistant.py sets that logger to info). The others are the
+# sender's errors, and the error HA raises when a device has neither a channel nor a push_url.
+FALLBACK_MARKERS = ["mobile_app push notification rate limits for", "Error sending notification to",
+                    "Timeout sending notification to", "Device not connected to local push notifications"]
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def ha_status(gw):
+    status, body = gw.get("/v1/devices")
+    assert status == 200, body
+    return {d["id"]: d.get("home_assistant") for d in body["devices"]}
+
+
+def device_json(gw, device):
+    status, body = gw.get("/v1/devices")
+    assert status == 200, body
+    return next(d for d in body["devices"] if d["id"] == device)
+
+
+def wait_subscribed(gw, timeout=60):
+    started = time.time()
+    wait_for(lambda: all(s and s["channel"] == "subscribed" for s in ha_status(gw).values()), timeout,
+             "every device's local push channel: " + repr(ha_status(gw)))
+    return time.time() - started
+
+
+def metric(gw, name):
+    status, text = gw.request("GET", "/metrics", headers=gw.admin_headers())
+    assert status == 200
+    m = re.search(rf"^{name} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def fallbacks(ha, every=True):
+    return [line for line in ha.logtext(every=every).splitlines() if any(m in line for m in FALLBACK_MARKERS)]
+
+
+def pump_synced(client):
+    assert client.pump(lambda c: any(f["type"] == "synced" for f in c.frames), timeout=10)
+
+
+@pytest.fixture(scope="module")
+def ha():
+    venv = ensure_venv(log=lambda m: print(m, flush=True))
+    home = HomeAssistant(venv)
+    home.start_seconds = [home.start()]
+    yield home
+    home.cleanup()
+
+
+@pytest.fixture(scope="module")
+def lanpush(ha):
+    extra = (f"home_assistant:\n  url: {ha.url}\n  token: {ha.token}\n"
+             # Nothing leaves loopback: an unknown push_token (the control phone below) is relayed nowhere.
+             "relay:\n  upstream: http://127.0.0.1:9\n")
+    gw = Gateway(devices=("kitchen", "hall"), extra=extra).start()
+    yield gw
+    gw.stop()
+    print("lanpushd log (tail):\n" + gw.logtext())
+
+
+def test_lanpush_registers_each_device_and_ha_grows_its_notify_service(ha, lanpush):
+    took = wait_subscribed(lanpush)
+    print(f"HA started in {ha.start_seconds[0]:.1f} s; lanpush registered and subscribed both devices in {took:.1f} s")
+    services = wait_for(lambda: (s := ha.notify_services()) >= {"mobile_app_kitchen", "mobile_app_hall"} and s, 10,
+                        "notify.mobile_app_kitchen and notify.mobile_app_hall")
+    assert {"mobile_app_kitchen", "mobile_app_hall"} <= services
+    status = ha_status(lanpush)
+    for device, name in (("kitchen", "Kitchen"), ("hall", "Hall")):
+        s = status[device]
+        assert s["registration"] == "registered" and s["connection"] == "ready", s
+        assert s["device_id"] == f"lanpush-{device}" and s["device_name"] == name
+        assert s["notify_service"] == f"notify.mobile_app_{device}"
+        assert len(s["webhook_id"]) == 64 and s["push_url"].startswith(f"http://127.0.0.1:{lanpush.port}/api/")
+    assert metric(lanpush, "lanpush_ha_registrations_total") == 2
+    assert metric(lanpush, "lanpush_ha_channels") == 2 and metric(lanpush, "lanpush_ha_connected") == 1
+    # HA's own view: one mobile_app device per lanpush device, held by one config entry, named from lanpush's config.
+    devices, entries = ha.registry()
+    for device, name in (("kitchen", "Kitchen"), ("hall", "Hall")):
+        mine = [d for d in devices if ["mobile_app", f"lanpush-{device}"] in d["identifiers"]]
+        assert len(mine) == 1 and mine[0]["name"] == name and mine[0]["manufacturer"] == "lanpush", mine
+        assert len(mine[0]["config_entries"]) == 1
+    assert len(entries) == 2 and all(e["state"] == "loaded" for e in entries), entries
+
+
+def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_is_confirmed(ha, lanpush):
+    wait_subscribed(lanpush)
+    client = lanpush.client("kitchen")
+    pump_synced(client)
+    events0 = metric(lanpush, "lanpush_ha_events_total")
+    confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+    webhook = ha_status(lanpush)["kitchen"]["webhook_id"]
+    first = time.time()
+    latencies = []
+    for i, (title, message, data) in enumerate(WASHER):
+        sent = time.time()
+        status, body = ha.notify("mobile_app_kitchen", title=title, message=message, data=data)
+        assert status == 200, body
+        assert client.pump(lambda c: len([f for f in c.frames if f["type"] in ("start", "update")]) > i, timeout=5)
+        latencies.append(time.time() - sent)
+    status, body = ha.notify("mobile_app_kitchen", message="clear_notification", data={"tag": "washer_cycle"})
+    assert status == 200, body
+    assert client.pump(lambda c: any(f["type"] == "end" for f in c.frames), timeout=5)
+    print("notify call → LAN frame: " + ", ".join(f"{x * 1000:.0f} ms" for x in latencies))
+
+    # start / patches / end, as for the relay ingest; the attributes name the HA registration that started it.
+    kinds = [f["type"] for f in client.frames if f["type"] in ("start", "update", "end")]
+    assert kinds == ["start", "update", "update", "end"]
+    start = next(f for f in client.frames if f["type"] == "start")
+    assert start["attributes"]["title"] == "Washing Machine" and start["attributes"]["webhook_id"] == webhook
+    rinse = next(f for f in client.frames if f["type"] == "update")
+    assert rinse["patch"]["progress"] == 900 and rinse["patch"]["icon"] == "mdi:washing-machine"
+    assert abs(rinse["patch"]["countdown_end"] - (time.time() + 2700)) < 30
+    final = client.activities["washer_cycle"]
+    assert final["phase"] == "ended" and final["title"] == "Washing Machine"
+    assert final["state"] == {"message": "Cycle complete", "progress": 3600, "progress_max": 3600,
+                              "icon": "mdi:washing-machine", "color": "#4CAF50"}
+
+    # Every event confirmed, and HA accepted every confirm (it answers an error once it has given up on one).
+    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 4, 5, "4 confirms")
+    assert metric(lanpush, "lanpush_ha_events_total") - events0 == 4
+    assert metric(lanpush, "lanpush_ha_confirm_errors_total") == 0
+    s = ha_status(lanpush)["kitchen"]
+    assert s["pending_confirms"] == 0 and s["confirm_errors"] == 0 and s["channel"] == "subscribed"
+
+    # Past HA's 10 s confirm timeout: no fallback in HA's log, and the channel is still HA's way to the device
+    # (a timeout would have torn it down: the next notification would go to the push_url and be logged).
+    time.sleep(max(0.0, first + 11 - time.time()))
+    assert fallbacks(ha) == []
+    status, _ = ha.notify("mobile_app_kitchen", title="Door", message="Front door opened", data={"group": "doors"})
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == "Front door opened" for n in c.notifications), timeout=5)
+    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 5, 5, "the 5th confirm")
+    assert fallbacks(ha) == []
+    client.close()
+
+    # Control for the witness: a phone HA can reach only through its push_url (no channel) does produce the
+    # fallback line — so its absence above means something.
+    status, phone = ha.rest("POST", "/api/mobile_app/registrations", {
+        "device_id": "control-phone", "app_id": "io.robbie.HomeAssistant", "app_name": "Home Assistant",
+        "app_version": "2025.4", "device_name": "Control Phone", "manufacturer": "Apple", "model": "iPhone",
+        "os_name": "iOS", "os_version": "18.0", "supports_encryption": False,
+        "app_data": {"push_url": f"http://127.0.0.1:{lanpush.port}/api/sendPushNotification",
+                     "push_token": "control-phone-token"}})
+    assert status == 201, phone
+    wait_for(lambda: "mobile_app_control_phone" in ha.notify_services(), 10, "notify.mobile_app_control_phone")
+    status, _ = ha.notify("mobile_app_control_phone", message="via push_url")
+    assert status == 200
+    wait_for(lambda: any("Control Phone" in line for line in fallbacks(ha)), 5, "the push_url line in HA's log")
+    assert not any("Kitchen" in line or "Hall" in line for line in fallbacks(ha))
+
+
+def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_are_confirmed(ha, lanpush):
+    """"Confirmed once stored and either delivered to a LAN session or handed to the relay path": the device's
+    client registered its own relay target (a phone's push_token and relay URL) and left."""
+    wait_subscribed(lanpush)
+    with FakeRelay() as relay:
+        client = lanpush.client("kitchen")
+        pump_synced(client)
+        client.send({"type": "register", "push_token": "kitchen-phone-token", "push_url": relay.ios_url,
+                     "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2025.4",
+                                           "os_version": "18.0", "webhook_id": "the-phones-own-webhook"}})
+        assert client.pump(lambda c: any(f["type"] == "registered" for f in c.frames), timeout=5)
+        client.close()
+        wait_for(lambda: not device_json(lanpush, "kitchen")["connected"], 5, "kitchen to be gone")
+        confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+        status, _ = ha.notify("mobile_app_kitchen", title="Dryer", message="Drying",
+                              data={"tag": "dryer", "live_update": True, "progress": 10, "progress_max": 60})
+        assert status == 200
+        sent = relay.wait_for(1, timeout=10)
+        body = sent[0].body
+        assert body["push_token"] == "kitchen-phone-token" and body["title"] == "Dryer"
+        assert body["data"]["tag"] == "dryer" and body["data"]["progress"] == 10
+        assert body["registration_info"]["webhook_id"] == "the-phones-own-webhook"
+        wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
+    assert metric(lanpush, "lanpush_ha_confirm_errors_total") == 0
+    assert not any("Kitchen" in line for line in fallbacks(ha))
+
+
+def test_ha_restart_resubscribes_while_lan_clients_keep_being_served(ha, lanpush):
+    wait_subscribed(lanpush)
+    client = lanpush.client("hall")
+    pump_synced(client)
+    connects0 = metric(lanpush, "lanpush_ha_connects_total")
+    events0 = metric(lanpush, "lanpush_ha_events_total")
+    confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+
+    stopping = time.time()
+    ha.stop()
+    print(f"HA stopped in {time.time() - stopping:.1f} s")
+    wait_for(lambda: all(s["channel"] == "down" and s["connection"] != "ready" for s in ha_status(lanpush).values()),
+             10, "lanpush to see HA gone")
+    assert metric(lanpush, "lanpush_ha_connected") == 0 and metric(lanpush, "lanpush_ha_channels") == 0
+    # HA is down: the LAN path does not care.
+    status, body = lanpush.request("POST", "/v1/push", {"targets": ["hall"], "title": "Hall", "message": "HA is down"},
+                                   headers=lanpush.admin_headers())
+    assert status == 202 and body["results"] == [{"target": "hall", "result": "delivered"}], body
+    assert client.pump(lambda c: any(n.get("message") == "HA is down" for n in c.notifications), timeout=5)
+    time.sleep(3)  # a few refused reconnects (backoff)
+
+    took = ha.start()
+    ha.start_seconds.append(took)
+    running = time.time()
+    resubscribed = wait_subscribed(lanpush, timeout=30)
+    print(f"HA restarted in {took:.1f} s; lanpush re-subscribed {resubscribed:.1f} s after HA reached RUNNING")
+    assert metric(lanpush, "lanpush_ha_connects_total") > connects0
+    assert metric(lanpush, "lanpush_ha_registrations_total") == 2  # re-subscribed, never re-registered
+    assert time.time() - running < 30
+
+    status, _ = ha.notify("mobile_app_hall", title="Door", message="Back door opened", data={"group": "doors"})
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == "Back door opened" for n in c.notifications), timeout=5)
+    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
+    assert metric(lanpush, "lanpush_ha_events_total") - events0 == 1
+    assert metric(lanpush, "lanpush_ha_confirm_errors_total") == 0
+    assert fallbacks(ha, every=False) == []
+    client.close()
+
+
+def test_lanpush_restart_keeps_its_webhook_ids_and_ha_gets_no_duplicate_device(ha, lanpush):
+    wait_subscribed(lanpush)
+    before = {d: s["webhook_id"] for d, s in ha_status(lanpush).items()}
+    devices0, entries0 = ha.registry()
+    assert lanpush.stop() == 0
+    lanpush.start()
+    wait_subscribed(lanpush)
+    assert {d: s["webhook_id"] for d, s in ha_status(lanpush).items()} == before
+    assert metric(lanpush, "lanpush_ha_registrations_total") == 0  # this process registered nothing
+    devices1, entries1 = ha.registry()
+    assert sorted(d["id"] for d in devices1) == sorted(d["id"] for d in devices0)
+    assert sorted(e["entry_id"] for e in entries1) == sorted(e["entry_id"] for e in entries0)
+    for device in ("kitchen", "hall"):
+        assert len([d for d in devices1 if ["mobile_app", f"lanpush-{device}"] in d["identifiers"]]) == 1
+    client = lanpush.client("kitchen")
+    pump_synced(client)
+    status, _ = ha.notify("mobile_app_kitchen", title="Oven", message="Preheated", data={"group": "kitchen"})
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == "Preheated" for n in c.notifications), timeout=5)
+    client.close()
+
+
+def test_a_renamed_device_updates_its_registration_under_the_same_webhook(ha, lanpush):
+    wait_subscribed(lanpush)
+    webhook = ha_status(lanpush)["hall"]["webhook_id"]
+    assert lanpush.stop() == 0
+    lanpush.config.write_text(lanpush.config.read_text().replace("name: Hall,", "name: Front Hall,"))
+    lanpush.start()
+    wait_subscribed(lanpush)
+    wait_for(lambda: (s := ha_status(lanpush)["hall"])["device_name"] == "Front Hall" and s["registration"] == "registered",
+             10, "update_registration")
+    assert ha_status(lanpush)["hall"]["webhook_id"] == webhook
+    services = wait_for(lambda: (s := ha.notify_services()) and "mobile_app_front_hall" in s and s, 10,
+                        "notify.mobile_app_front_hall")
+    assert "mobile_app_hall" not in services
+    devices, _ = ha.registry()
+    mine = [d for d in devices if ["mobile_app", "lanpush-hall"] in d["identifiers"]]
+    assert len(mine) == 1 and mine[0]["name"] == "Front Hall"
+    client = lanpush.client("hall")
+    pump_synced(client)
+    status, _ = ha.notify("mobile_app_front_hall", title="Door", message="Front hall door opened")
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == "Front hall door opened" for n in c.notifications), timeout=5)
+    client.close()
+
+
+def test_a_lanpush_that_lost_its_state_replaces_its_old_registration_instead_of_adding_one(ha, lanpush):
+    wait_subscribed(lanpush)
+    before = {d: s["webhook_id"] for d, s in ha_status(lanpush).items()}
+    devices0, entries0 = ha.registry()
+    assert lanpush.stop() == 0
+    lanpush.start("--reset-state")  # the state database moved aside: lanpush no longer knows its webhook_ids
+    wait_subscribed(lanpush)
+    after = {d: s["webhook_id"] for d, s in ha_status(lanpush).items()}
+    assert all(after[d] != before[d] for d in before)
+    assert metric(lanpush, "lanpush_ha_registrations_total") == 2
+    assert "lanpush no longer knows (its state was lost); replacing it" in (lanpush.dir / "lanpushd.log").read_text()
+    devices1, entries1 = ha.registry()
+    assert len(entries1) == len(entries0)  # two lanpush entries replaced, the control phone's kept
+    for device in ("kitchen", "hall"):
+        assert len([d for d in devices1 if ["mobile_app", f"lanpush-{device}"] in d["identifiers"]]) == 1
+    client = lanpush.client("kitchen")
+    pump_synced(client)
+    status, _ = ha.notify("mobile_app_kitchen", title="Oven", message="Done")
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == "Done" for n in c.notifications), timeout=5)
+    client.close()
+    assert fallbacks(ha, every=False) == []
+
+
+def test_a_missed_confirm_is_recovered_from_and_the_notification_arrives_once(ha, lanpush):
+    """HA gives a confirm 10 s, then posts the event to the push_url and tears the channel down without telling
+    the client. With lanpushd frozen (SIGSTOP) past that, the event arrives once (the channel's copy and the
+    push_url's carry the same hass_confirm_id); HA answers the late confirm with an error, which is how lanpush
+    learns of the teardown: it re-subscribes, and the next notification takes the channel again.
+    Last in the module: it puts a fallback line in HA's log on purpose."""
+    wait_subscribed(lanpush)
+    client = lanpush.client("kitchen")
+    pump_synced(client)
+    kitchen_fallbacks = lambda: [line for line in fallbacks(ha, every=False) if "Kitchen" in line]  # noqa: E731
+    assert kitchen_fallbacks() == []
+    errors0 = metric(lanpush, "lanpush_ha_confirm_errors_total")
+    lanpush.proc.send_signal(signal.SIGSTOP)
+    try:
+        status, _ = ha.notify("mobile_app_kitchen", title="Door", message="while lanpush was frozen")
+        assert status == 200
+        time.sleep(11.5)  # past PUSH_CONFIRM_TIMEOUT: HA has torn the channel down and is posting to the push_url
+    finally:
+        lanpush.proc.send_signal(signal.SIGCONT)
+    wait_for(kitchen_fallbacks, 10, "HA's push_url fallback line")
+    assert client.pump(lambda c: any(n.get("message") == "while lanpush was frozen" for n in c.notifications), timeout=10)
+    client.pump(timeout=1)
+    assert [n.get("message") for n in client.notifications] == ["while lanpush was frozen"]  # once, not twice
+    wait_for(lambda: metric(lanpush, "lanpush_ha_confirm_errors_total") == errors0 + 1, 5, "HA's answer to the late confirm")
+    wait_subscribed(lanpush, timeout=10)
+
+    confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+    status, _ = ha.notify("mobile_app_kitchen", title="Door", message="after the freeze")
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == "after the freeze" for n in c.notifications), timeout=5)
+    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") == confirms0 + 1, 5, "the confirm")
+    assert len(kitchen_fallbacks()) == 1  # the channel carried it
+    client.close()

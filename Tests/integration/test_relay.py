@@ -1,0 +1,216 @@
+"""The relay path against the real daemon: a local fake of HA's relay stands in for the cloud (loopback only)."""
+import json
+import time
+
+import pytest
+
+from fake_relay import FakeRelay
+from gateway import Gateway
+
+HA_BODY_KEYS = {"push_token", "registration_info", "message", "data"}
+
+
+@pytest.fixture
+def relay():
+    with FakeRelay() as r:
+        yield r
+
+
+def make(gateway, relay, **relay_cfg):
+    cfg = {"upstream": relay.url, "min_update_interval": 1, "timeout": 2}
+    cfg.update(relay_cfg)
+    return gateway(extra="relay: " + json.dumps(cfg) + "\n", session={"ping_interval": 1, "ping_timeout": 1, "ack_timeout": 2})
+
+
+def gone_device(gw, relay, push_url=True):
+    """Registers phone (its push_url = the fake relay) and disconnects it: the device is gone."""
+    c = gw.client("phone")
+    c.send({"type": "register", "push_token": "tok-phone", "push_url": relay.ios_url if push_url else None,
+            "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2024.1", "os_version": "17.2",
+                                  "webhook_id": "hook-1"}} if push_url else
+           {"type": "register", "push_token": "tok-phone", "registration_info": {"app_id": "io.robbie.HomeAssistant"}})
+    assert c.pump(lambda c: any(f["type"] == "registered" for f in c.frames))
+    return c
+
+
+def wait_disconnected(gw, device="phone", timeout=8):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        d = next(d for d in gw.get("/v1/devices")[1]["devices"] if d["id"] == device)
+        if not d["connected"]:
+            return d
+        time.sleep(0.05)
+    raise AssertionError("device still connected")
+
+
+WASHER_START = dict(title="Washing Machine", message="Cycle started", data={"tag": "washer_cycle", "live_update": True})
+
+
+def test_closed_device_goes_to_the_relay_in_ha_body_shape(gateway, relay):
+    gw = make(gateway, relay)
+    c = gone_device(gw, relay)
+    c.close()
+    wait_disconnected(gw)
+    t0 = time.time()
+    status, body = gw.relay("tok-phone", **WASHER_START)
+    assert status == 202 and time.time() - t0 < 1
+    assert set(body["rateLimits"]) == {"attempts", "successful", "errors", "total", "maximum", "remaining", "resetsAt"}
+    got = relay.wait_for(1)[0]
+    assert got.path == "/api/sendPushNotification"
+    assert got.header("User-Agent").startswith("lanpush/")
+    assert HA_BODY_KEYS <= set(got.body)
+    assert got.body["push_token"] == "tok-phone" and got.body["registration_info"]["webhook_id"] == "hook-1"
+    assert got.body["data"]["tag"] == "washer_cycle" and got.body["title"] == "Washing Machine"
+    # clear_notification goes at once as an end, even within the update interval.
+    gw.relay("tok-phone", message="clear_notification", data={"tag": "washer_cycle"})
+    end = relay.wait_for(2)[1]
+    assert end.body["message"] == "clear_notification" and end.at - got.at < 1.0
+
+
+def test_missed_pings_and_unacked_events_make_a_device_gone(gateway, relay):
+    gw = make(gateway, relay)
+    # Unacknowledged events: the session is closed after ack_timeout (2 s) and what it had not acked drains.
+    c = gone_device(gw, relay)
+    c.auto_ack = False
+    gw.relay("tok-phone", **WASHER_START)
+    d = wait_disconnected(gw, timeout=8)
+    assert d["path"] == "relay"
+    start = relay.wait_for(1)[0]
+    assert start.body["data"]["tag"] == "washer_cycle" and start.body["message"] == "Cycle started"
+
+
+def test_a_burst_is_paced_and_the_last_request_carries_the_final_state(gateway, relay):
+    gw = make(gateway, relay)
+    gone_device(gw, relay).close()
+    wait_disconnected(gw)
+    gw.relay("tok-phone", **WASHER_START)
+    relay.wait_for(1)
+    relay.reset()
+    t0 = time.time()
+    for i in range(100):
+        gw.relay("tok-phone", title="Washing Machine", message=f"step {i}",
+                 data={"tag": "washer_cycle", "live_update": True, "progress": i, "progress_max": 100, "silent": True})
+        time.sleep(max(0, t0 + (i + 1) * 0.03 - time.time()))
+    time.sleep(2.5)
+    got = relay.requests
+    assert 1 <= len(got) <= 4, [r.body["message"] for r in got]
+    assert got[-1].body["message"] == "step 99" and got[-1].body["data"]["progress"] == 99
+    assert all(r.body["data"].get("silent") is True for r in got)  # the relay sends them at priority 5
+    gaps = [b.at - a.at for a, b in zip(got, got[1:])]
+    assert all(g >= 0.9 for g in gaps), gaps
+
+
+def test_start_budget_holds_extra_starts(gateway, relay):
+    gw = make(gateway, relay, starts_per_hour=2)
+    gone_device(gw, relay).close()
+    wait_disconnected(gw)
+    for tag in ("a", "b", "c"):
+        gw.relay("tok-phone", title=tag, message="go", data={"tag": tag, "live_update": True})
+    relay.wait_for(2)
+    time.sleep(1.5)
+    assert [r.body["data"]["tag"] for r in relay.requests] == ["a", "b"]
+    status, devices = gw.get("/v1/devices")
+    phone = next(d for d in devices["devices"] if d["id"] == "phone")
+    assert phone["relay"]["queued"] == 1
+
+
+def test_429_holds_until_resets_at_and_500_retries_with_backoff(gateway, relay):
+    gw = make(gateway, relay)
+    gone_device(gw, relay).close()
+    wait_disconnected(gw)
+    relay.script(FakeRelay.rate_limited(resets_in=2.0))
+    gw.relay("tok-phone", **WASHER_START)
+    first = relay.wait_for(1)[0]
+    second = relay.wait_for(2, timeout=8)[1]
+    assert second.at - first.at >= 1.8, "sent again before resetsAt"
+    relay.reset()
+    relay.script(FakeRelay.error(500), FakeRelay.error(500))
+    gw.relay("tok-phone", message="clear_notification", data={"tag": "washer_cycle"})
+    tries = relay.wait_for(3, timeout=15, predicate=lambda r: r.answer_status is not None)
+    assert [r.answer_status for r in tries[:3]] == [500, 500, 201]
+    assert all(r.body["message"] == "clear_notification" for r in tries)
+
+
+def test_relay_down_for_a_while_then_delivered_and_lan_unaffected(gateway, relay):
+    gw = make(gateway, relay)
+    gone_device(gw, relay).close()
+    wait_disconnected(gw)
+    relay.go_down()
+    gw.relay("tok-phone", **WASHER_START)
+    # Meanwhile the LAN path works for another device, and ingest answers at once.
+    lan = gw.client("tablet")
+    lan.pump(lambda c: c.frames)
+    t0 = time.time()
+    assert gw.request("POST", "/v1/push", {"targets": ["tablet"], "message": "x", "data": {"tag": "t", "live_update": True}},
+                      headers=gw.admin_headers())[0] == 202
+    assert time.time() - t0 < 1
+    assert lan.pump(lambda c: "t" in c.activities)
+    time.sleep(1.5)
+    relay.come_up()
+    got = relay.wait_for(1, timeout=20, predicate=lambda r: r.answer_status == 201)
+    assert got[0].body["data"]["tag"] == "washer_cycle"
+
+
+def test_device_back_on_the_lan_mid_burst_takes_the_rest_no_duplicates(gateway, relay):
+    gw = make(gateway, relay, min_update_interval=5)
+    gone_device(gw, relay).close()
+    wait_disconnected(gw)
+    gw.relay("tok-phone", title="EV", message="0%", data={"tag": "ev", "live_update": True, "progress": 0, "progress_max": 100})
+    relay.wait_for(1)
+    for p in (5, 10, 15):  # held by the 5 s interval
+        gw.relay("tok-phone", title="EV", message=f"{p}%", data={"tag": "ev", "live_update": True, "progress": p, "progress_max": 100})
+    back = gw.client("phone")
+    assert back.pump(lambda c: c.activities.get("ev", {}).get("state", {}).get("progress") == 15)
+    for p in (20, 25):
+        assert gw.relay("tok-phone", title="EV", message=f"{p}%",
+                        data={"tag": "ev", "live_update": True, "progress": p, "progress_max": 100})[0] == 201
+    assert back.pump(lambda c: c.state("ev")["progress"] == 25)
+    time.sleep(6)
+    assert [r.body["data"]["progress"] for r in relay.requests] == [0], "the held updates went to the LAN only"
+
+
+def test_403_marks_the_token_invalid(gateway, relay):
+    gw = make(gateway, relay)
+    gone_device(gw, relay).close()
+    wait_disconnected(gw)
+    relay.set_default(FakeRelay.forbidden())
+    gw.relay("tok-phone", **WASHER_START)
+    relay.wait_for(1)
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        phone = next(d for d in gw.get("/v1/devices")[1]["devices"] if d["id"] == "phone")
+        if phone.get("relay", {}).get("token_invalid"):
+            break
+        time.sleep(0.05)
+    assert phone["relay"]["token_invalid"] is True and phone["path"] == "none"
+    assert "lanpush_relay_invalid_tokens 1" in gw.get("/metrics")[1]
+    gw.relay("tok-phone", message="more", data={"tag": "washer_cycle", "live_update": True})
+    time.sleep(1)
+    assert len(relay.requests) == 1
+
+
+def test_unknown_push_token_is_proxied_to_the_upstream_paced(gateway, relay):
+    gw = make(gateway, relay)
+    status, body = gw.request("POST", "/api/sendPush/android/v1", {
+        "push_token": "stranger", "message": "Cycle started", "title": "Washer",
+        "data": {"tag": "w", "live_update": True, "when": 60, "when_relative": True, "template": {"template": "generic", "progress": 0.5}}})
+    assert status == 202 and body["target"] == "stranger"
+    got = relay.wait_for(1)[0]
+    assert got.path == "/api/sendPush/android/v1" and got.body["push_token"] == "stranger"
+    assert "template" not in got.body["data"], "templates are LAN-only"
+    assert "when_relative" not in got.body["data"] and abs(got.body["data"]["when"] - (time.time() + 60)) < 5
+
+
+def test_outbox_survives_kill_9(gateway, relay):
+    gw = make(gateway, relay)
+    gone_device(gw, relay).close()
+    wait_disconnected(gw)
+    relay.go_down()
+    gw.relay("tok-phone", **WASHER_START)
+    time.sleep(0.5)
+    import signal
+    gw.stop(signal.SIGKILL)
+    relay.come_up()
+    gw.start()
+    got = relay.wait_for(1, timeout=15, predicate=lambda r: r.answer_status == 201)
+    assert got[0].body["data"]["tag"] == "washer_cycle"
