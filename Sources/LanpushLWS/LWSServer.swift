@@ -53,8 +53,7 @@ public final class LWSServer: @unchecked Sendable {
     private var pendingUpgrades: [OpaquePointer: HTTPRequest] = [:]
     /// The peer address of each live connection, looked up once (keep-alive requests reuse it).
     private var peerAddresses: [OpaquePointer: String] = [:]
-    private var timerHeap = TimerHeap()
-    private var timerSeq: UInt64 = 0
+    let timers = LoopTimers()
     private var stopping = false
     private var finished = false
     private var hasRun = false
@@ -84,7 +83,6 @@ public final class LWSServer: @unchecked Sendable {
     private let ifaceC: UnsafeMutablePointer<CChar>?
     private let serverStringC: UnsafeMutablePointer<CChar>
     private let vhostNameC: UnsafeMutablePointer<CChar>
-    private let timer: UnsafeMutablePointer<lanpush_lws_timer_t>
 
     /// Creates the context and the listening vhost. Throws ``LWSServerError/listenFailed(host:port:)`` when
     /// the address cannot be bound. Call ``run()`` afterwards to serve.
@@ -139,12 +137,9 @@ public final class LWSServer: @unchecked Sendable {
         protocols.initialize(to: proto)
         (protocols + 1).initialize(to: lws_protocols())  // terminator
 
-        timer = .allocate(capacity: 1)
-        timer.initialize(to: lanpush_lws_timer_t())
 
         // All stored properties are set: `self` may be handed to lws now.
         let me = Unmanaged.passUnretained(self).toOpaque()
-        timer.pointee.owner = me
 
         lws_set_log_level(options.libraryLogMask, nil)
 
@@ -168,6 +163,7 @@ public final class LWSServer: @unchecked Sendable {
             throw LWSServerError.contextCreationFailed
         }
         context = ctx
+        timers.context = ctx
 
         var vinfo = lws_context_creation_info()
         vinfo.port = Int32(options.port)
@@ -191,6 +187,7 @@ public final class LWSServer: @unchecked Sendable {
         let bound = vh.map { Int(lws_get_vhost_listen_port($0)) } ?? 0
         guard vh != nil, bound > 0 else {
             tearingDown = true
+            timers.cancelAll()
             lws_context_destroy(ctx)
             context = nil
             freeAllocations()
@@ -204,7 +201,7 @@ public final class LWSServer: @unchecked Sendable {
         if let ctx = context {
             tearingDown = true
             lock.withLock { wakeContext = nil }
-            lws_sul_cancel(lanpush_lws_timer_sul(timer))
+            timers.cancelAll()
             clientEngine?.contextWillBeDestroyed()
             lws_context_destroy(ctx)
             context = nil
@@ -227,8 +224,6 @@ public final class LWSServer: @unchecked Sendable {
         retryPolicy.deallocate()
         retryTable.deinitialize(count: 1)
         retryTable.deallocate()
-        timer.deinitialize(count: 1)
-        timer.deallocate()
     }
 
     // MARK: - Loop
@@ -250,8 +245,7 @@ public final class LWSServer: @unchecked Sendable {
         lock.withLock { wakeContext = nil }
         tearingDown = true
         for conn in webSockets.values { conn.closing = true }
-        lws_sul_cancel(lanpush_lws_timer_sul(timer))
-        timerHeap.removeAll()
+        timers.cancelAll()
         clientEngine?.contextWillBeDestroyed()
         lws_context_destroy(ctx)  // remaining sessions get their CLOSED callbacks here
         context = nil
@@ -319,41 +313,7 @@ public final class LWSServer: @unchecked Sendable {
     /// before `run()`). Returns a handle to cancel it. Timers still pending when the server stops never run.
     @discardableResult
     public func schedule(after seconds: Double, _ body: @escaping () -> Void) -> LWSTimer {
-        let t = LWSTimer(body)
-        guard context != nil, !tearingDown else {
-            t.body = nil
-            return t
-        }
-        let delay = Int64(max(0, seconds) * 1_000_000)
-        timerSeq &+= 1
-        let deadline = lws_now_usecs() + delay
-        let wasFirst = timerHeap.peek().map { deadline < $0.deadline } ?? true
-        timerHeap.push(TimerEntry(deadline: deadline, seq: timerSeq, timer: t))
-        if wasFirst { armTimer() }
-        return t
-    }
-
-    private func armTimer() {
-        guard let ctx = context, !tearingDown else { return }
-        guard let top = timerHeap.peek() else {
-            lws_sul_cancel(lanpush_lws_timer_sul(timer))
-            return
-        }
-        let delay = max(0, top.deadline - lws_now_usecs())
-        lws_sul_schedule(ctx, 0, lanpush_lws_timer_sul(timer), lanpushLWSTimerFired, delay)
-    }
-
-    fileprivate func timersFired() {
-        let now = lws_now_usecs()
-        while let top = timerHeap.peek(), top.deadline <= now + 200 {
-            _ = timerHeap.pop()
-            let t = top.timer
-            guard let body = t.body else { continue }
-            t.body = nil
-            body()
-            if tearingDown { return }
-        }
-        armTimer()
+        tearingDown ? LWSTimer.inert : timers.schedule(after: seconds, body)
     }
 
     // MARK: - lws callback dispatch
@@ -883,11 +843,6 @@ private func lanpushLWSCallback(
     return server.callback(wsi, reason, user, inp, len)
 }
 
-private func lanpushLWSTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let sul, let me = lanpush_lws_timer_owner(sul) else { return }
-    Unmanaged<LWSServer>.fromOpaque(me).takeUnretainedValue().timersFired()
-}
-
 // MARK: - Internal types
 
 final class HTTPTransaction {
@@ -918,6 +873,9 @@ final class HTTPTransaction {
 public final class LWSTimer {
     var body: (() -> Void)?
     init(_ body: @escaping () -> Void) { self.body = body }
+    private init() { body = nil }
+    /// A timer that never runs (scheduled during a teardown).
+    static var inert: LWSTimer { LWSTimer() }
     /// Prevents the body from running (no-op if it already ran).
     public func cancel() { body = nil }
     /// `true` until the body ran or the timer was cancelled.

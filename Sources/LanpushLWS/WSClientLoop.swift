@@ -28,13 +28,11 @@ public final class WSClientLoop: @unchecked Sendable {
 
     private var context: OpaquePointer?
     private var engine: WSClientEngine!
-    private var timerHeap = TimerHeap()
-    private var timerSeq: UInt64 = 0
+    private let timers = LoopTimers()
     private var stopping = false
     private var finished = false
     private var hasRun = false
     private var tearingDown = false
-    private let timer: UnsafeMutablePointer<lanpush_lws_timer_t>
 
     // MARK: cross-thread state (guarded by `lock`)
 
@@ -45,10 +43,7 @@ public final class WSClientLoop: @unchecked Sendable {
     /// Creates the context and its client vhost. Throws ``WSClientError/setupFailed(_:)`` when lws cannot.
     public init(options: WSClientOptions = WSClientOptions()) throws(WSClientError) {
         self.options = options
-        timer = .allocate(capacity: 1)
-        timer.initialize(to: lanpush_lws_timer_t())
         let me = Unmanaged.passUnretained(self).toOpaque()
-        timer.pointee.owner = me
 
         lws_set_log_level(options.libraryLogMask, nil)
 
@@ -67,22 +62,20 @@ public final class WSClientLoop: @unchecked Sendable {
         guard let ctx = lws_create_context(&info) else {
             engine.contextDestroyed()
             tearingDown = true
-            timer.deinitialize(count: 1)
-            timer.deallocate()
             throw .setupFailed("lws_create_context failed")
         }
         context = ctx
+        timers.context = ctx
         engine.attach(ctx)
         do {
             try engine.ensureVhost()
         } catch {
             tearingDown = true
+            timers.cancelAll()
             engine.contextWillBeDestroyed()
             lws_context_destroy(ctx)
             engine.contextDestroyed()
             context = nil
-            timer.deinitialize(count: 1)
-            timer.deallocate()
             throw error
         }
         engine.onWaitCancelled = { [unowned self] in self.loopWoken() }
@@ -95,9 +88,6 @@ public final class WSClientLoop: @unchecked Sendable {
     deinit {
         if let ctx = context {
             tearDown(ctx)
-        } else if !tearingDown {
-            timer.deinitialize(count: 1)
-            timer.deallocate()
         }
     }
 
@@ -183,15 +173,12 @@ public final class WSClientLoop: @unchecked Sendable {
     private func tearDown(_ ctx: OpaquePointer) {
         lock.withLock { wakeContext = nil }
         tearingDown = true
-        lws_sul_cancel(lanpush_lws_timer_sul(timer))
-        timerHeap.removeAll()
+        timers.cancelAll()
         engine.contextWillBeDestroyed()
         lws_context_destroy(ctx)  // open connections get their last callbacks here
         context = nil
         engine.contextDestroyed()
         onWake = nil
-        timer.deinitialize(count: 1)
-        timer.deallocate()
     }
 
     // MARK: - Timers
@@ -200,45 +187,7 @@ public final class WSClientLoop: @unchecked Sendable {
     /// before `run()`). Returns a handle to cancel it. Timers still pending when the loop stops never run.
     @discardableResult
     public func schedule(after seconds: Double, _ body: @escaping () -> Void) -> LWSTimer {
-        let t = LWSTimer(body)
-        guard context != nil, !tearingDown else {
-            t.body = nil
-            return t
-        }
-        let delay = Int64(max(0, seconds) * 1_000_000)
-        timerSeq &+= 1
-        let deadline = lws_now_usecs() + delay
-        let wasFirst = timerHeap.peek().map { deadline < $0.deadline } ?? true
-        timerHeap.push(TimerEntry(deadline: deadline, seq: timerSeq, timer: t))
-        if wasFirst { armTimer() }
-        return t
-    }
-
-    private func armTimer() {
-        guard let ctx = context, !tearingDown else { return }
-        guard let top = timerHeap.peek() else {
-            lws_sul_cancel(lanpush_lws_timer_sul(timer))
-            return
-        }
-        let delay = max(0, top.deadline - lws_now_usecs())
-        lws_sul_schedule(ctx, 0, lanpush_lws_timer_sul(timer), lanpushWSClientLoopTimerFired, delay)
-    }
-
-    fileprivate func timersFired() {
-        let now = lws_now_usecs()
-        while let top = timerHeap.peek(), top.deadline <= now + 200 {
-            _ = timerHeap.pop()
-            let t = top.timer
-            guard let body = t.body else { continue }
-            t.body = nil
-            body()
-            if tearingDown { return }
-        }
-        armTimer()
+        tearingDown ? LWSTimer.inert : timers.schedule(after: seconds, body)
     }
 }
 
-private func lanpushWSClientLoopTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let sul, let me = lanpush_lws_timer_owner(sul) else { return }
-    Unmanaged<WSClientLoop>.fromOpaque(me).takeUnretainedValue().timersFired()
-}
