@@ -25,7 +25,8 @@ struct Router {
             case .json(let a):
                 response.respond(status: a.status, body: a.body.serializedBytes())
             case .raw(let status, let contentType, let body):
-                response.respond(status: status, body: body, contentType: contentType)
+                // Pages and metrics change with every release and every scrape: never served from a cache.
+                response.respond(status: status, headers: [("Cache-Control", "no-cache")], body: body, contentType: contentType)
             }
         }
     }
