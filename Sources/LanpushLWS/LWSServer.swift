@@ -158,7 +158,8 @@ public final class LWSServer: @unchecked Sendable {
         info.max_http_header_pool = UInt16(clamping: options.httpHeaderPool)
         info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
 
-        guard let ctx = lws_create_context(&info) else {
+        // With a budget, the soft RLIMIT_NOFILE equals it while lws sizes its tables (FileLimit.swift).
+        guard let ctx = createContextWithFDBudget(&info, budget: options.fdLimitPerThread) else {
             freeAllocations()
             throw LWSServerError.contextCreationFailed
         }

@@ -49,7 +49,7 @@ public struct LWSServerOptions: Sendable {
         pingInterval: Int = 10,
         pingTimeout: Int = 10,
         maxBodyBytes: Int = 64 * 1024,
-        rxBufferSize: Int = 4096,
+        rxBufferSize: Int = 512,
         txPacketSize: Int = 64 * 1024,
         fdLimitPerThread: Int = 0,
         httpHeaderPool: Int = 64,

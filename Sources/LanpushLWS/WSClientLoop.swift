@@ -59,7 +59,7 @@ public final class WSClientLoop: @unchecked Sendable {
         info.port = -1  // CONTEXT_PORT_NO_LISTEN
         info.timeout_secs = UInt32(max(1, options.connectTimeout))
         info.protocols = engine.protocolList
-        guard let ctx = lws_create_context(&info) else {
+        guard let ctx = createContextWithFDBudget(&info, budget: max(16, options.fdLimit)) else {
             engine.contextDestroyed()
             tearingDown = true
             throw .setupFailed("lws_create_context failed")

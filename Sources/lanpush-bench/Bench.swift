@@ -35,6 +35,9 @@ struct Bench: ParsableCommand {
     @Option(help: "mosquitto binary (default: from PATH or /usr/sbin).")
     var mosquitto: String?
 
+    @Option(help: "wrk script for the ingest cross-check (default: Benchmarks/ingest.lua if wrk is installed; 'none' to skip).")
+    var wrkScript: String?
+
     @Option(help: "Write the tables as Markdown to this file.")
     var markdown: String?
 
@@ -46,6 +49,9 @@ struct Bench: ParsableCommand {
 
     @Option(help: "Override: seconds measured in the latency scenario.")
     var seconds: Double?
+
+    @Option(help: "Override: updates per second of the latency scenario.")
+    var latencyRate: Double?
 
     @Option(help: "Override: sessions of the fan-out / idle-memory scenario.")
     var fanSessions: Int?
@@ -62,6 +68,7 @@ struct Bench: ParsableCommand {
         var scale = smoke ? Scale.smoke : Scale.full
         if let latencySessions { scale.latencySessions = latencySessions }
         if let seconds { scale.measure = seconds }
+        if let latencyRate { scale.latencyRate = latencyRate }
         if let fanSessions { scale.fanSessions = fanSessions }
         if let connections { scale.fastConnections = connections }
         let need = max(scale.fanSessions, scale.latencySessions) + 256
@@ -84,7 +91,12 @@ struct Bench: ParsableCommand {
         if kinds.contains(.mosquitto) && mosq == nil {
             throw ValidationError("mosquitto not found: ./scripts/setup --test installs it, or pass --mosquitto")
         }
-        let env = Environment(lanpushd: daemon, mosquitto: mosq, scale: scale, verbose: verbose)
+        var wrk: (binary: String, script: String)?
+        if wrkScript != "none", let binary = locate("wrk", explicit: nil) {
+            let script = wrkScript ?? FileManager.default.currentDirectoryPath + "/Benchmarks/ingest.lua"
+            if FileManager.default.fileExists(atPath: script) { wrk = (binary, script) }
+        }
+        let env = Environment(lanpushd: daemon, mosquitto: mosq, wrk: wrk, scale: scale, verbose: verbose)
         let runner = ScenarioRunner(env: env)
         let machine = Sys.machine()
         let header = """
@@ -92,6 +104,7 @@ struct Bench: ParsableCommand {
             machine: \(machine.cpus) CPUs, \(machine.model), Linux \(machine.kernel)
             lanpushd: \(daemon)
             mosquitto: \(mosq ?? "-")
+            wrk: \(wrk.map { "\($0.binary) -s \($0.script)" } ?? "-")
             runs: \(runs)\(smoke ? " (smoke scale: not a measurement)" : "")
 
             """

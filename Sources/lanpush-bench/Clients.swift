@@ -46,6 +46,9 @@ struct FrameRecord {
     var wireBytes: Int
     /// Bytes of the same frame if it carried the whole new state instead of the delta.
     var fullStateWireBytes: Int
+    /// The patch alone and the new state alone (JSON bytes): the payload-level ratio.
+    var patchBytes = 0
+    var stateBytes = 0
 }
 
 /// Counters the hub keeps on the loop thread; copied out with `hub.sync { hub.stats }`.
@@ -439,11 +442,13 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
         if recordFrames {
             let wire = bytes.count + wsHeaderBytes(bytes.count, masked: false)
             var full = wire
+            var stateBytes = 0
             if patchBytes > 0, let state = s.states[tag] {
-                let payload = bytes.count - patchBytes + state.serializedBytes().count
+                stateBytes = state.serializedBytes().count
+                let payload = bytes.count - patchBytes + stateBytes
                 full = payload + wsHeaderBytes(payload, masked: false)
             }
-            frameLog.append(FrameRecord(wireBytes: wire, fullStateWireBytes: full))
+            frameLog.append(FrameRecord(wireBytes: wire, fullStateWireBytes: full, patchBytes: patchBytes, stateBytes: stateBytes))
         }
     }
 

@@ -394,7 +394,7 @@ final class MQTTPublisher {
         }
         result.answered = result.sent
         result.answeredInWindow = result.sentInWindow
-        result.endNanos = min(nowNanos(), end)
+        result.endNanos = nowNanos()  // a blocked write may end after `end`: rates use the real span
         return result
     }
 }

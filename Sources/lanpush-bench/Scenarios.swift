@@ -13,18 +13,27 @@ struct Scale: Sendable {
     var tags = 100
     var measure = 10.0
     var fastSeconds = 8.0
-    var fastConnections = 16
+    /// HTTP keep-alive connections of the as-fast-as-possible publishers: 64 saturate lanpushd's loop here; with 16
+    /// it idles ~30 % of the time, bound by wake-up latency on this VM (see docs/BENCHMARKS.md).
+    var fastConnections = 64
     var manySessions = 100
     var fanSessions = 10_000
     var fanRepeats = 5
     var slowSeconds = 10.0
     var slowRate = 1000.0
     var ingestSeconds = 8.0
+    /// Seconds of load before a measurement window opens (connections warm, queues in steady state).
+    var lead = 1.0
+    /// Slow scenario: how long the reader may take to reach the final state after the last update.
+    var convergeTimeout = 12.0
+    /// Concurrent WebSocket handshakes while opening the fan-out sessions.
+    var connectParallel = 512
 
     static let full = Scale()
     static let smoke = Scale(
-        latencySessions: 20, latencyRate: 200, tags: 5, measure: 1, fastSeconds: 1, fastConnections: 4, manySessions: 5,
-        fanSessions: 40, fanRepeats: 2, slowSeconds: 1.5, slowRate: 200, ingestSeconds: 1)
+        latencySessions: 20, latencyRate: 200, tags: 5, measure: 0.5, fastSeconds: 0.5, fastConnections: 4, manySessions: 5,
+        fanSessions: 40, fanRepeats: 2, slowSeconds: 1, slowRate: 200, ingestSeconds: 0.5, lead: 0.2, convergeTimeout: 2,
+        connectParallel: 64)
 }
 
 /// One measured figure of one run.
@@ -41,6 +50,8 @@ struct Metric: Sendable {
 struct Environment {
     var lanpushd: String
     var mosquitto: String?
+    /// wrk and its script (Benchmarks/ingest.lua): the ingest scenario's cross-check, when both are there.
+    var wrk: (binary: String, script: String)?
     var scale: Scale
     var verbose: Bool
 
@@ -247,6 +258,11 @@ final class ScenarioRunner {
         ]
     }
 
+    /// CPU time of `server` since `from`, as a share of the wall time since `since` (ns).
+    private func cpuPercent(_ server: BenchServer, from: Double?, since: UInt64) -> Double {
+        cpuPercent(server, from: from, seconds: Double(nowNanos() - since) / 1e9)
+    }
+
     private func cpuPercent(_ server: BenchServer, from: Double?, seconds: Double) -> Double {
         guard let from, let to = server.cpuSeconds, seconds > 0 else { return 0 }
         return (to - from) / seconds * 100
@@ -261,16 +277,17 @@ final class ScenarioRunner {
         let s = try setUp(kind, devices: n, sessions: n)
         defer { tearDown(s) }
         try warmUp(s, count: n, sessions: n) { i in LanpushUpdate(device: i % n, tag: (i % n) % tags, progress: 0, stamp: 0) }
-        let lead = 1.0
+        let lead = scale.lead
         let start = nowNanos() + 50_000_000
         let window = (start + UInt64(lead * 1e9), start + UInt64((lead + scale.measure) * 1e9))
         s.hub.sync { s.hub.window = window; s.hub.stats = ClientStats() }
         let cpu0 = s.server.cpuSeconds
+        let wall0 = nowNanos()
         let r = try publish(s, mode: .rate(scale.latencyRate), start: start, duration: lead + scale.measure + 0.5, window: window,
                             connections: 8) { i, stamp in
             LanpushUpdate(device: i % n, tag: (i % n) % tags, progress: i + 1, stamp: stamp)
         }
-        let cpu = cpuPercent(s.server, from: cpu0, seconds: r.seconds)
+        let cpu = cpuPercent(s.server, from: cpu0, since: wall0)
         wait(s.hub, timeout: 5) { s.hub.stats.latency.totalCount >= UInt64(r.sentInWindow) }
         let st = s.hub.sync { s.hub.stats }
         var m = latencyMetrics(st.latency, prefix: "latency", label: "ingest→delivery")
@@ -300,28 +317,35 @@ final class ScenarioRunner {
         let expectWarm = before + (allTargets ? slots * sessions : slots)
         wait(s.hub, timeout: 30) { s.hub.stats.deliveries >= expectWarm }
 
-        let lead = 1.0
+        let lead = scale.lead
         let start = nowNanos() + 50_000_000
         let window = (start + UInt64(lead * 1e9), start + UInt64((lead + scale.fastSeconds) * 1e9))
         s.hub.sync { s.hub.window = window; s.hub.stats = ClientStats() }
         let cpu0 = s.server.cpuSeconds
+        let wall0 = nowNanos()
+        let tool0 = Sys.cpuSeconds(pid: getpid())
         let r = try publish(s, mode: .max, start: start, duration: lead + scale.fastSeconds + 0.3, window: window,
                             connections: scale.fastConnections) { i, stamp in
             LanpushUpdate(device: target(i), tag: i % tags, progress: i + 1, stamp: stamp)
         }
-        let cpu = cpuPercent(s.server, from: cpu0, seconds: r.seconds)
+        let cpu = cpuPercent(s.server, from: cpu0, since: wall0)
         usleep(300_000)
         let st = s.hub.sync { s.hub.stats }
         let secs = scale.fastSeconds
         var m: [Metric] = [
             Metric(key: "\(key).deliveries", label: "deliveries/s (frames received)", unit: "/s",
                    value: Double(st.framesInWindow) / secs, better: .higher),
-            Metric(key: "\(key).updates", label: "updates accepted/s", unit: "/s", value: Double(r.answeredInWindow) / secs, better: .higher),
+            // HTTP: answered 2xx inside the window. MQTT QoS 0 has no answer: PUBLISHes written per second over the
+            // whole run (the publisher blocks once mosquitto's input is full).
+            Metric(key: "\(key).updates", label: "updates accepted/s (MQTT: published/s)", unit: "/s",
+                   value: kind.isLanpush ? Double(r.answeredInWindow) / secs : Double(r.sent) / max(0.001, r.seconds), better: .higher),
         ]
         m += latencyMetrics(st.latency, prefix: "\(key).latency", label: "ingest→delivery at saturation").filter { !$0.key.hasSuffix("p999") }
         m.append(Metric(key: "\(key).bytes", label: "bytes on the wire per delivery (both directions)", unit: "B",
                         value: st.framesInWindow > 0 ? Double(st.bytesInWindow + st.bytesOutWindow) / Double(st.framesInWindow) : 0, better: .lower))
         m.append(Metric(key: "\(key).cpu", label: "server CPU", unit: "% of a core", value: cpu, better: .none))
+        m.append(Metric(key: "\(key).toolcpu", label: "load tool CPU (publisher + clients)", unit: "% of a core",
+                        value: cpuPercent(ToolProcess(), from: tool0, since: wall0), better: .none))
         if let rss = s.server.rssKiB {
             m.append(Metric(key: "\(key).rss", label: "server RSS after the run", unit: "MiB", value: Double(rss) / 1024, better: .lower))
         }
@@ -336,7 +360,7 @@ final class ScenarioRunner {
         let n = scale.fanSessions
         // The server's baseline before any session (lanpush: with its N devices configured).
         let s0 = try setUp(kind, devices: n, sessions: 0, capacity: n)
-        usleep(500_000)
+        sleepSeconds(min(0.5, 5 * scale.lead))
         let base = s0.server.rssKiB ?? 0
         let t0 = nowNanos()
         let kinds: [SessionKind]
@@ -351,7 +375,7 @@ final class ScenarioRunner {
             url = "ws://127.0.0.1:\(s0.server.wsPort)/mqtt"
             proto = "mqtt"
         }
-        let ready = s0.hub.connect(url: url, subprotocol: proto, kinds: kinds, parallel: 128, timeout: 300)
+        let ready = s0.hub.connect(url: url, subprotocol: proto, kinds: kinds, parallel: scale.connectParallel, timeout: 300)
         let connectSeconds = Double(nowNanos() - t0) / 1e9
         defer { tearDown(s0) }
         guard ready == n else {
@@ -388,8 +412,11 @@ final class ScenarioRunner {
         var times: [Double] = []
         var medians: [Double] = []
         var answers: [Double] = []
+        var serverCPU: [Double] = []
+        var toolCPU: [Double] = []
         for i in 0...scale.fanRepeats {
             let stamp = nowNanos()
+            let cpu0 = (s0.server.cpuSeconds ?? 0, Sys.cpuSeconds(pid: getpid()) ?? 0)
             let r = try publishOne(i, stamp: stamp)
             let complete = wait(s0.hub, timeout: 60) { (s0.hub.stampCounts[stamp] ?? 0) >= n }
             if !complete {
@@ -401,16 +428,20 @@ final class ScenarioRunner {
                 return r
             }
             if i == 0 { continue }  // the start frame
+            serverCPU.append(((s0.server.cpuSeconds ?? 0) - cpu0.0) * 1000)
+            toolCPU.append(((Sys.cpuSeconds(pid: getpid()) ?? 0) - cpu0.1) * 1000)
             times.append(Double(last - stamp) / 1e6)
             medians.append(Double(h.valueAtPercentile(50)) / 1e6)
             if kind.isLanpush { answers.append(Double(r.answerLatency.valueAtPercentile(50)) / 1e6) }
-            usleep(200_000)
+            sleepSeconds(min(0.2, scale.lead))
         }
         m.append(Metric(key: "fan.last", label: "time to last delivery", unit: "ms", value: median(times), better: .lower))
         m.append(Metric(key: "fan.median", label: "time to median delivery", unit: "ms", value: median(medians), better: .lower))
         if kind.isLanpush {
             m.append(Metric(key: "fan.http", label: "HTTP answer (after commit)", unit: "ms", value: median(answers), better: .lower))
         }
+        m.append(Metric(key: "fan.cpu", label: "server CPU time per fan-out (incl. the acks)", unit: "ms", value: median(serverCPU), better: .lower))
+        m.append(Metric(key: "fan.toolcpu", label: "load tool CPU time per fan-out", unit: "ms", value: median(toolCPU), better: .none))
         return m
     }
 
@@ -424,6 +455,8 @@ final class ScenarioRunner {
         var allFull = 0.0
         var allWire = 0.0
         var allCount = 0
+        var allPatch = 0.0
+        var allState = 0.0
         for seq in SeedSequences.all {
             s.hub.sync { s.hub.frameLog.removeAll() }
             for (i, data) in seq.updates.enumerated() {
@@ -447,19 +480,26 @@ final class ScenarioRunner {
                                       value: Double(wire) / Double(max(1, updates.count)), better: .lower))
                 metrics.append(Metric(key: "bytes.\(seq.name).full", label: "\(seq.label): same frames with the full state", unit: "B",
                                       value: Double(full) / Double(max(1, updates.count)), better: .lower))
-                metrics.append(Metric(key: "bytes.\(seq.name).ratio", label: "\(seq.label): delta / full state (mean per update)", unit: "%",
+                metrics.append(Metric(key: "bytes.\(seq.name).ratio", label: "\(seq.label): delta / full state, frames (mean per update)", unit: "%",
                                       value: ratioAvg * 100, better: .lower))
+                let payloadAvg = updates.map { Double($0.patchBytes) / Double(max(1, $0.stateBytes)) }.reduce(0, +) / Double(max(1, updates.count))
+                metrics.append(Metric(key: "bytes.\(seq.name).payload", label: "\(seq.label): patch / state JSON alone (mean per update)", unit: "%",
+                                      value: payloadAvg * 100, better: .lower))
             }
             allDelta += Double(wire)
             allFull += Double(full)
+            allPatch += Double(updates.reduce(0) { $0 + $1.patchBytes })
+            allState += Double(updates.reduce(0) { $0 + $1.stateBytes })
             allWire += Double(all)
             allCount += log.count
         }
         metrics.append(Metric(key: "bytes.all.wire", label: "all three: bytes per update on the wire", unit: "B",
                               value: allWire / Double(max(1, allCount)), better: .lower))
         if kind.isLanpush {
-            metrics.append(Metric(key: "bytes.all.ratio", label: "all three: delta / full state (bytes)", unit: "%",
+            metrics.append(Metric(key: "bytes.all.ratio", label: "all three: delta / full state, frames (bytes)", unit: "%",
                                   value: allDelta / max(1, allFull) * 100, better: .lower))
+            metrics.append(Metric(key: "bytes.all.payload", label: "all three: patch / state JSON alone (bytes)", unit: "%",
+                                  value: allPatch / max(1, allState) * 100, better: .lower))
         }
         return metrics
     }
@@ -498,7 +538,7 @@ final class ScenarioRunner {
         defer { tearDown(s) }
         s.hub.sync { s.hub.trackState = true }
         s.hub.startSlowTicks(interval: 0.1)
-        let lead = 2.0
+        let lead = 2 * scale.lead
         let start = nowNanos() + 50_000_000
         let total = scale.slowSeconds + lead
         let window = (start + UInt64(lead * 1e9), start + UInt64(total * 1e9))
@@ -514,7 +554,7 @@ final class ScenarioRunner {
         // Final state: the reader keeps reading at 10/s; lanpush should converge within its window's worth of frames.
         let key = kind.isLanpush ? "t0" : "b/d0/t0"
         let t0 = nowNanos()
-        let exact = wait(s.hub, timeout: 12) {
+        let exact = wait(s.hub, timeout: scale.convergeTimeout) {
             guard let state = s.hub.sessions.first?.states[key]?.objectValue else { return false }
             return state["progress"] == .number(Double(lastProgress)) && state["message"] == .string("@\(lastStamp)")
         }
@@ -522,7 +562,8 @@ final class ScenarioRunner {
         let backlog = s.hub.sync { s.hub.sessions.first?.backlog.count ?? 0 }
         var m = [
             Metric(key: "slow.frames", label: "frames delivered to the slow session per second", unit: "/s", value: frames, better: .lower),
-            Metric(key: "slow.exact", label: "final state exact (within 12 s after the last update)", unit: "%", value: exact ? 100 : 0, better: .higher),
+            Metric(key: "slow.exact", label: "final state exact (within \(Int(scale.convergeTimeout)) s after the last update)", unit: "%",
+                   value: exact ? 100 : 0, better: .higher),
             Metric(key: "slow.backlog", label: "frames still waiting in the reader at the end", unit: "", value: Double(backlog), better: .lower),
             Metric(key: "slow.updates", label: "updates sent per second", unit: "/s", value: Double(r.sentInWindow) / scale.slowSeconds, better: .none),
         ]
@@ -537,14 +578,15 @@ final class ScenarioRunner {
         defer { tearDown(s) }
         let tags = 10
         let start = nowNanos() + 50_000_000
-        let lead = 1.0
+        let lead = scale.lead
         let window = (start + UInt64(lead * 1e9), start + UInt64((lead + scale.ingestSeconds) * 1e9))
         let cpu0 = s.server.cpuSeconds
+        let wall0 = nowNanos()
         let r = try publish(s, mode: .max, start: start, duration: lead + scale.ingestSeconds, window: window,
                             connections: scale.fastConnections) { i, stamp in
             LanpushUpdate(device: 0, tag: i % tags, progress: i + 1, stamp: stamp)
         }
-        let cpu = cpuPercent(s.server, from: cpu0, seconds: r.seconds)
+        let cpu = cpuPercent(s.server, from: cpu0, since: wall0)
         var m = [Metric(key: "ingest.rps", label: "requests/s, \(scale.fastConnections) connections", unit: "/s",
                         value: Double(r.answeredInWindow) / scale.ingestSeconds, better: .higher)]
         m += latencyMetrics(r.answerLatency, prefix: "ingest.max", label: "answer at max load")
@@ -557,8 +599,54 @@ final class ScenarioRunner {
             LanpushUpdate(device: 0, tag: i % tags, progress: i + 1, stamp: stamp)
         }
         m += latencyMetrics(r2.answerLatency, prefix: "ingest.rate", label: "answer at 1,000/s")
+        if let wrk = env.wrk, let l = s.lanpush {
+            // The first measurement's command (16 connections) and the saturating one.
+            for c in Set([16, scale.fastConnections]).sorted() {
+                m += try runWrk(wrk, server: l, connections: c, seconds: max(1, min(5, scale.ingestSeconds)))
+            }
+        }
         return m
     }
+
+    /// The same ingest measured by wrk (C, keep-alive, Benchmarks/ingest.lua): requests/s and its latency percentiles.
+    private func runWrk(_ wrk: (binary: String, script: String), server: LanpushServer, connections: Int, seconds: Double) throws -> [Metric] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: wrk.binary)
+        p.arguments = ["-t1", "-c\(connections)", "-d\(Int(seconds.rounded(.up)))s", "--latency", "-s", wrk.script,
+                       "http://127.0.0.1:\(server.port)"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["LANPUSH_TOKEN"] = server.adminToken
+        environment["LANPUSH_DEVICE"] = "d0"
+        p.environment = environment
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        var m: [Metric] = []
+        for line in text.split(separator: "\n") {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            if f.first == "Requests/sec:", f.count > 1, let v = Double(f[1]) {
+                m.insert(Metric(key: "ingest.wrk\(connections).rps", label: "wrk -c\(connections): requests/s", unit: "/s", value: v, better: .higher), at: 0)
+            } else if f.count == 2, f[0] == "50%" || f[0] == "99%", let ms = wrkMillis(f[1]) {
+                m.append(Metric(key: "ingest.wrk\(connections).p\(f[0].dropLast())", label: "wrk -c\(connections): answer p\(f[0].dropLast())",
+                                unit: "ms", value: ms, better: .lower))
+            }
+        }
+        if m.isEmpty { env.log("wrk printed nothing usable:\n\(text)") }
+        return m
+    }
+}
+
+/// This process, for its CPU time.
+final class ToolProcess: BenchServer {
+    let kind = ServerKind.mosquitto
+    var pid: Int32 { getpid() }
+    var wsPort: Int { 0 }
+    func stop() {}
+    func logTail() -> String { "" }
 }
 
 final class LastSent: @unchecked Sendable {
@@ -567,6 +655,14 @@ final class LastSent: @unchecked Sendable {
     private var stamp: UInt64 = 0
     func set(_ n: Int, _ s: UInt64) { lock.withLock { self.n = n; stamp = s } }
     func get() -> (Int, UInt64) { lock.withLock { (n, stamp) } }
+}
+
+/// wrk's "771.00us" / "4.09ms" / "1.20s" in milliseconds.
+func wrkMillis(_ s: Substring) -> Double? {
+    for (unit, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0)] where s.hasSuffix(unit) {
+        return Double(s.dropLast(unit.count)).map { $0 * factor }
+    }
+    return nil
 }
 
 func median(_ xs: [Double]) -> Double {

@@ -44,7 +44,10 @@ private func spawn(_ path: String, _ args: [String], log: URL) throws -> Process
     return p
 }
 
-private func terminate(_ p: Process, timeout: Double = 10) {
+/// `LANPUSH_BENCH_STOP_TIMEOUT` (seconds) for servers that stop slowly (e.g. under valgrind, to write its profile).
+private let stopTimeout = ProcessInfo.processInfo.environment["LANPUSH_BENCH_STOP_TIMEOUT"].flatMap(Double.init) ?? 10
+
+private func terminate(_ p: Process, timeout: Double = stopTimeout) {
     guard p.isRunning else { return }
     kill(p.processIdentifier, SIGTERM)
     let deadline = Date(timeIntervalSinceNow: timeout)

@@ -1,0 +1,87 @@
+"""A seconds-long smoke run of `lanpush-bench` (docs/BENCHMARKS.md): tiny counts, every scenario, both servers.
+
+It checks that the load tool starts lanpushd (store on and off) and mosquitto itself, drives them, and prints a
+figure for each — not the figures themselves (the benchmark is `./scripts/bench`, never pass/fail on numbers).
+
+Binaries: `.build/debug/lanpush-bench` and `.build/debug/lanpushd` (built here if missing), or `$LANPUSH_BENCH` /
+`$LANPUSHD`.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gateway import BINARY, ROOT
+
+BENCH = Path(os.environ.get("LANPUSH_BENCH") or ROOT / ".build" / "debug" / "lanpush-bench")
+DAEMON = Path(os.environ.get("LANPUSHD") or BINARY)
+SCENARIOS = ["latency", "fast-1", "fast-100", "fast-100-each", "fanout", "bytes", "slow", "ingest"]
+
+
+def mosquitto():
+    return shutil.which("mosquitto") or next((p for p in ("/usr/sbin/mosquitto", "/sbin/mosquitto") if os.path.exists(p)), None)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    assert mosquitto(), "mosquitto is not installed: ./scripts/setup --test installs it"
+    if not BENCH.exists():
+        subprocess.run(["swift", "build", "--product", "lanpush-bench"], cwd=ROOT, check=True)
+    if not DAEMON.exists():
+        subprocess.run(["swift", "build", "--product", "lanpushd"], cwd=ROOT, check=True)
+    out = tmp_path_factory.mktemp("bench")
+    proc = subprocess.run(
+        [str(BENCH), "--smoke", "--runs", "1", "--lanpushd", str(DAEMON), "--wrk-script", "none",
+         "--json", str(out / "runs.json"), "--markdown", str(out / "tables.md")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return proc, out
+
+
+def section(text, scenario):
+    """The printed table of one scenario."""
+    match = re.search(r"^== %s: .*?(?=^== |\Z)" % re.escape(scenario), text, re.M | re.S)
+    return match.group(0) if match else ""
+
+
+def test_runs_every_scenario_against_both_servers(smoke):
+    proc, _ = smoke
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "smoke scale" in proc.stdout
+    # A scenario that failed on one server prints "! <scenario> on <server>": none may.
+    assert not re.search(r"^\s*! ", proc.stdout, re.M), proc.stdout
+    for scenario in SCENARIOS:
+        table = section(proc.stdout, scenario)
+        assert table, f"no table for {scenario}:\n{proc.stdout}"
+        header = table.splitlines()[1]
+        assert "lanpush (durable)" in header and "lanpush (in memory)" in header, table
+        if scenario != "ingest":  # mosquitto has no HTTP ingest
+            assert "mosquitto" in header and "lanpush/mosq" in header, table
+
+
+def test_prints_the_figures(smoke):
+    proc, out = smoke
+    text = proc.stdout
+    for scenario, label in [
+        ("latency", "ingest→delivery p99"),
+        ("fast-1", "deliveries/s"),
+        ("fast-100", "deliveries/s"),
+        ("fanout", "RSS per idle session"),
+        ("fanout", "time to last delivery"),
+        ("bytes", "delta / full state"),
+        ("slow", "frames delivered to the slow session per second"),
+        ("slow", "final state exact"),
+        ("ingest", "requests/s"),
+    ]:
+        row = next((l for l in section(text, scenario).splitlines() if label in l), None)
+        assert row, f"{scenario}: no '{label}' row:\n{section(text, scenario)}"
+        assert re.search(r"\d", row[row.index(label) + len(label):]), row  # a value, not only dashes
+    runs = json.loads((out / "runs.json").read_text())["runs"]
+    assert set(runs) == set(SCENARIOS)
+    for scenario in SCENARIOS:
+        for server in ["lanpush", "lanpush-mem"] + ([] if scenario == "ingest" else ["mosquitto"]):
+            assert runs[scenario].get(server), f"{scenario}: no run on {server}"
+    assert "| figure |" in (out / "tables.md").read_text()
