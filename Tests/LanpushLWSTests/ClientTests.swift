@@ -295,7 +295,10 @@ struct ClientTests {
             }
         }
         // Trusting it through caFile: TLS completes and the (non-WebSocket) server answers HTTP 200.
+        // A fresh s_server for each case: after a refused handshake it does not always serve the next one.
         do {
+            let tls = try TLSTestServer()
+            defer { tls.stop() }
             var o = WSClientOptions()
             o.caFile = tls.certPath
             let c = try RunningClientLoop(o)
@@ -311,6 +314,8 @@ struct ClientTests {
         }
         // allowInsecureTLS skips verification.
         do {
+            let tls = try TLSTestServer()
+            defer { tls.stop() }
             let c = try RunningClientLoop()
             defer { c.stop() }
             let rec = RecordingClient()
