@@ -22,7 +22,9 @@ import Glibc
 func createContextWithFDBudget(_ info: inout lws_context_creation_info, budget: Int) -> OpaquePointer? {
     var limit = rlimit()
     let resource = Int32(RLIMIT_NOFILE.rawValue)
-    guard budget > 0, getrlimit(resource, &limit) == 0, limit.rlim_cur > rlim_t(budget) else {
+    // Small budgets (a CLI's few connections) scan a small table anyway, and a low temporary limit could sit
+    // below fds the process already holds (lws then cannot make its own pipe): leave those alone.
+    guard budget >= 1024, getrlimit(resource, &limit) == 0, limit.rlim_cur > rlim_t(budget) else {
         return lws_create_context(&info)
     }
     let saved = limit

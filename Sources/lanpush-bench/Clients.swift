@@ -111,7 +111,8 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
         o.pingInterval = 0
         o.rxBufferSize = 4096
         o.acceptBinary = true
-        o.fdLimit = maxConnections + 64
+        // At least 1,024: lws keeps its direct-indexed fd table (see LanpushLWS/FileLimit.swift).
+        o.fdLimit = max(1024, maxConnections + 64)
         o.libraryLogMask = 1
         o.connectTimeout = 30
         o.stopDrainSeconds = 1

@@ -37,6 +37,7 @@ private func spawn(_ path: String, _ args: [String], log: URL) throws -> Process
     p.arguments = args
     _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     let h = try FileHandle(forWritingTo: log)
+    defer { try? h.close() }  // the child has its copy; the tool must not collect one fd per server start
     p.standardOutput = h
     p.standardError = h
     p.standardInput = FileHandle.nullDevice
