@@ -3,6 +3,10 @@
 
 #include <libwebsockets.h>
 
+/* libuv: the event loop lws runs on (its libuv plugin, with a loop the adapter owns) — epoll, not poll(). */
+#include <stdlib.h>
+#include <uv.h>
+
 /*
  * Macros Swift cannot import (they are computed expressions), exposed as
  * static inline functions. Only LanpushLWS sees this module.
@@ -16,6 +20,29 @@ static inline uint64_t lanpush_opt_disable_ipv6(void) { return LWS_SERVER_OPTION
 static inline uint64_t lanpush_opt_validate_utf8(void) { return LWS_SERVER_OPTION_VALIDATE_UTF8; }
 static inline uint64_t lanpush_opt_disable_os_ca_certs(void) { return LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
 static inline uint64_t lanpush_opt_do_ssl_global_init(void) { return LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
+static inline uint64_t lanpush_opt_libuv(void) { return LWS_SERVER_OPTION_LIBUV; }
+
+static inline void *lanpush_uv_loop_new(void)
+{
+	uv_loop_t *loop = malloc(sizeof(*loop));
+	if (loop && uv_loop_init(loop)) {
+		free(loop);
+		loop = NULL;
+	}
+	return loop;
+}
+
+/* One turn: block for at least one event, handle what is ready. */
+static inline void lanpush_uv_run_once(void *loop) { uv_run((uv_loop_t *)loop, UV_RUN_ONCE); }
+
+/* After lws_context_destroy: lws closes its handles asynchronously and frees the rest of the context from
+ * their close callbacks, so run the loop until nothing is left, then free it. */
+static inline void lanpush_uv_loop_finish(void *loop)
+{
+	uv_run((uv_loop_t *)loop, UV_RUN_DEFAULT);
+	if (uv_loop_close((uv_loop_t *)loop) == 0)
+		free(loop);
+}
 
 /*
  * A timer: lws hands the sul pointer back to the callback; the owner pointer

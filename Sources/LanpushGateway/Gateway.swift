@@ -120,7 +120,7 @@ public final class Gateway: @unchecked Sendable {
         hub.commit()
         server.schedule(after: 0.25) { tick() }
         startDiscovery()
-        logger.info("lanpushd listening", metadata: ["address": "\(options.config.listenHost):\(port)", "devices": "\(hub.devices.count)", "epoch": "\(hub.epoch)"])
+        logger.info("lanpushd listening", metadata: ["address": "\(options.config.listenHost):\(port)", "devices": "\(hub.devices.count)", "epoch": "\(hub.epoch)", "event_loop": "\(server.eventLoop.rawValue)"])
         onReady?(port)
         server.run()
         publisher?.stop()

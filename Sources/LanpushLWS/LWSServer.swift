@@ -42,6 +42,8 @@ public final class LWSServer: @unchecked Sendable {
     /// The TCP port actually listened on (the kernel's pick when the options asked for port 0).
     public private(set) var port: Int = 0
     public let options: LWSServerOptions
+    /// The event loop actually in use (``LWSServerOptions/eventLoop``, or `.poll` when libev was unavailable).
+    public var eventLoop: LWSEventLoopKind { loop.kind }
 
     // MARK: loop-confined state
 
@@ -54,13 +56,12 @@ public final class LWSServer: @unchecked Sendable {
     /// The peer address of each live connection, looked up once (keep-alive requests reuse it).
     private var peerAddresses: [OpaquePointer: String] = [:]
     let timers = LoopTimers()
+    private let loop = EventLoop()
     private var stopping = false
     private var finished = false
     private var hasRun = false
     private var tearingDown = false
-    private var scratch: UnsafeMutableRawPointer
-    private var scratchCapacity: Int
-    private let pre: Int = Int(lanpush_lws_pre())
+    private let out = WriteBuffer()
 
     // MARK: outgoing WebSockets on this loop (LWSServer+Client.swift)
 
@@ -100,9 +101,6 @@ public final class LWSServer: @unchecked Sendable {
         }
         self.options = options
         self.delegate = delegate
-
-        scratchCapacity = 16 * 1024
-        scratch = .allocate(byteCount: scratchCapacity, alignment: 16)
 
         protocolNameC = strdupOrDie(LWSServer.protocolName)
         serverStringC = strdupOrDie("lanpush")
@@ -159,7 +157,7 @@ public final class LWSServer: @unchecked Sendable {
         info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
 
         // With a budget, the soft RLIMIT_NOFILE equals it while lws sizes its tables (FileLimit.swift).
-        guard let ctx = createContextWithFDBudget(&info, budget: options.fdLimitPerThread) else {
+        guard let ctx = loop.createContext(&info, want: options.eventLoop, fdBudget: options.fdLimitPerThread) else {
             freeAllocations()
             throw LWSServerError.contextCreationFailed
         }
@@ -191,6 +189,7 @@ public final class LWSServer: @unchecked Sendable {
             timers.cancelAll()
             lws_context_destroy(ctx)
             context = nil
+            loop.destroy()
             freeAllocations()
             throw LWSServerError.listenFailed(host: host, port: options.port)
         }
@@ -206,11 +205,11 @@ public final class LWSServer: @unchecked Sendable {
             clientEngine?.contextWillBeDestroyed()
             lws_context_destroy(ctx)
             context = nil
+            loop.destroy()
             clientEngine?.contextDestroyed()
             clientEngine = nil
             freeAllocations()
         }
-        scratch.deallocate()
     }
 
     private func freeAllocations() {
@@ -237,7 +236,7 @@ public final class LWSServer: @unchecked Sendable {
         hasRun = true
         if stopRequested() { beginStop() }
         while !finished {
-            if lws_service(ctx, 0) < 0 { break }
+            if !loop.runOnce(ctx) { break }
         }
         tearDown(ctx)
     }
@@ -250,6 +249,7 @@ public final class LWSServer: @unchecked Sendable {
         clientEngine?.contextWillBeDestroyed()
         lws_context_destroy(ctx)  // remaining sessions get their CLOSED callbacks here
         context = nil
+        loop.destroy()
         clientEngine?.contextDestroyed()  // after the context: lws points into its memory until then
         clientEngine = nil
         httpTransactions.removeAll()
@@ -385,7 +385,7 @@ public final class LWSServer: @unchecked Sendable {
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             guard let wsi else { return 1 }
             if stopping || tearingDown { return 1 }
-            return headerString(wsi, WSI_TOKEN_GET_URI) == options.webSocketPath ? 0 : 1
+            return lwsHeader(wsi, WSI_TOKEN_GET_URI) == options.webSocketPath ? 0 : 1
 
         case LWS_CALLBACK_ESTABLISHED:
             guard let wsi, let user else { return -1 }
@@ -435,8 +435,7 @@ public final class LWSServer: @unchecked Sendable {
             let head = "HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\n"
                 + "content-length: \(body.count)\r\nconnection: close\r\n\r\n"
             let bytes = Array(head.utf8) + body
-            ensureScratch(pre + bytes.count)
-            let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            let p = out.payload(bytes.count)
             p.update(from: bytes, count: bytes.count)
             _ = lws_write(wsi, p, bytes.count, LWS_WRITE_HTTP)
             return -1
@@ -516,8 +515,7 @@ public final class LWSServer: @unchecked Sendable {
         {
             // lws 4.1 does not answer Expect itself; curl would stall a second waiting for it.
             let line = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-            ensureScratch(pre + line.count)
-            let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            let p = out.payload(line.count)
             p.update(from: line, count: line.count)
             if lws_write(wsi, p, line.count, LWS_WRITE_HTTP_HEADERS) < 0 { return -1 }
         }
@@ -575,8 +573,7 @@ public final class LWSServer: @unchecked Sendable {
         if sendBody && r.bodyOffset < r.body.count {
             let chunk = min(r.body.count - r.bodyOffset, options.txPacketSize)
             let last = r.bodyOffset + chunk == r.body.count
-            ensureScratch(pre + chunk)
-            let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+            let p = out.payload(chunk)
             r.body.withUnsafeBufferPointer { src in
                 p.update(from: src.baseAddress! + r.bodyOffset, count: chunk)
             }
@@ -599,10 +596,10 @@ public final class LWSServer: @unchecked Sendable {
     private func writeHeaders(_ wsi: OpaquePointer, _ r: PendingHTTPResponse, contentLength: Int) -> Int32 {
         var extra = 0
         for (n, v) in r.headers { extra += n.utf8.count + v.utf8.count + 8 }
-        let cap = pre + 512 + r.contentType.utf8.count + extra
-        ensureScratch(cap)
-        let start = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
-        let end = scratch.advanced(by: cap).assumingMemoryBound(to: UInt8.self)
+        let cap = out.pre + 512 + r.contentType.utf8.count + extra
+        out.ensure(cap)
+        let start = out.base.advanced(by: out.pre).assumingMemoryBound(to: UInt8.self)
+        let end = out.base.advanced(by: cap).assumingMemoryBound(to: UInt8.self)
         var p: UnsafeMutablePointer<UInt8>? = start
         let rc = r.contentType.withCString {
             lws_add_http_common_headers(
@@ -640,8 +637,7 @@ public final class LWSServer: @unchecked Sendable {
             status: status, contentType: "application/json", headers: [], body: body, closeAfter: false)
         if writeHeaders(wsi, r, contentLength: body.count) != 0 { return false }
         if body.isEmpty { return true }
-        ensureScratch(pre + body.count)
-        let p = scratch.advanced(by: pre).assumingMemoryBound(to: UInt8.self)
+        let p = out.payload(body.count)
         p.update(from: body, count: body.count)
         return lws_write(wsi, p, body.count, LWS_WRITE_HTTP_FINAL) >= 0
     }
@@ -653,7 +649,7 @@ public final class LWSServer: @unchecked Sendable {
         guard target.lowercased() == "websocket" else {
             return 0  // "h2c": lws switches to HTTP/2 and the request arrives as an h2 stream
         }
-        let path = headerString(wsi, WSI_TOKEN_GET_URI) ?? ""
+        let path = lwsHeader(wsi, WSI_TOKEN_GET_URI) ?? ""
         if stopping || tearingDown {
             let body = rejectionBody(status: 503, message: "server is shutting down", field: "", rule: "shutdown")
             return writeImmediate(wsi, status: 503, body: body) ? 1 : -1
@@ -737,53 +733,24 @@ public final class LWSServer: @unchecked Sendable {
         return 0
     }
 
-    /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
+    /// Writes the close frame (``WriteBuffer/writeClose(_:code:reason:)``); returning -1 makes lws close.
     private func closeNow(_ conn: WSConnection, _ wsi: OpaquePointer) -> Int32 {
-        var reason = conn.closeReason
-        reason.withUnsafeMutableBufferPointer { buf in
-            lws_close_reason(
-                wsi, lws_close_status(rawValue: UInt32(conn.closeCode)), buf.baseAddress, buf.count)
-        }
+        out.writeClose(wsi, code: conn.closeCode, reason: conn.closeReason)
         return -1
     }
 
     func writeFrame(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer, binary: Bool) -> Bool {
-        ensureScratch(pre + bytes.count)
-        let p = scratch.advanced(by: pre)
-        if bytes.count > 0, let base = bytes.baseAddress {
-            p.copyMemory(from: base, byteCount: bytes.count)
-        }
-        let n = lws_write(
-            wsi, p.assumingMemoryBound(to: UInt8.self), bytes.count,
-            binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
-        // Only a negative result is an error: with output already buffered, lws 4.1 appends the frame and
-        // returns what it flushed of the older data, which can be less than this frame's length.
-        return n >= 0
+        out.writeFrame(wsi, bytes, binary: binary)
     }
 
     // MARK: - Helpers
-
-    private func ensureScratch(_ n: Int) {
-        guard n > scratchCapacity else { return }
-        var cap = scratchCapacity
-        while cap < n { cap *= 2 }
-        scratch.deallocate()
-        scratch = .allocate(byteCount: cap, alignment: 16)
-        scratchCapacity = cap
-    }
-
-    private func headerString(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
-        let n = Int(lws_hdr_total_length(wsi, token))
-        guard n > 0 else { return nil }
-        return copyCString(capacity: n + 1) { buf, cap in lws_hdr_copy(wsi, buf, cap, token) }
-    }
 
     private func captureHeaders(_ wsi: OpaquePointer) -> [String: String] {
         var out: [String: String] = [:]
         out.reserveCapacity(12)  // no regrowth (and rehash) for a typical request's headers
         // Only the headers present cost anything (lws knows their lengths; most of the table is absent).
         for i in headerTokenList.indices where lws_hdr_total_length(wsi, headerTokenList[i]) > 0 {
-            if let v = headerString(wsi, headerTokenList[i]) { out[headerNameList[i]] = v }
+            if let v = lwsHeader(wsi, headerTokenList[i]) { out[headerNameList[i]] = v }
         }
         for name in options.extraHeaderNames {
             let key = name.lowercased() + ":"
@@ -997,18 +964,6 @@ private func sanitizeHeader(_ s: String) -> String {
 }
 
 /// Calls `fill(buffer, capacity)`; a non-negative result is the string's length.
-private func copyCString(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, Int32) -> Int32) -> String? {
-    withUnsafeTemporaryAllocation(of: CChar.self, capacity: capacity) { buf -> String? in
-        guard let base = buf.baseAddress else { return nil }
-        base.initialize(repeating: 0, count: capacity)
-        let n = Int(fill(base, Int32(capacity)))
-        guard n >= 0, n < capacity else { return nil }
-        return base.withMemoryRebound(to: UInt8.self, capacity: n) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
-        }
-    }
-}
-
 private func strdupOrDie(_ s: String) -> UnsafeMutablePointer<CChar> {
     guard let p = strdup(s) else { fatalError("out of memory") }
     return p

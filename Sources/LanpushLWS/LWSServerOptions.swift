@@ -42,6 +42,8 @@ public struct LWSServerOptions: Sendable {
     public var extraHeaderNames: [String]
     /// lws's process-wide log mask (`LLL_ERR` = 1, `LLL_WARN` = 2, `LLL_NOTICE` = 4, ...). lws logs to stderr.
     public var libraryLogMask: Int32
+    /// The event loop under the context (``LWSServer/eventLoop`` tells which one is in use).
+    public var eventLoop: LWSEventLoopKind
 
     public init(
         host: String = "0.0.0.0",
@@ -59,7 +61,8 @@ public struct LWSServerOptions: Sendable {
         stopDrainSeconds: Double = 0.5,
         webSocketPath: String = "/v1/stream",
         extraHeaderNames: [String] = [],
-        libraryLogMask: Int32 = 1 | 2
+        libraryLogMask: Int32 = 1 | 2,
+        eventLoop: LWSEventLoopKind = .libuv
     ) {
         self.host = host
         self.port = port
@@ -77,6 +80,7 @@ public struct LWSServerOptions: Sendable {
         self.webSocketPath = webSocketPath
         self.extraHeaderNames = extraHeaderNames
         self.libraryLogMask = libraryLogMask
+        self.eventLoop = eventLoop
     }
 }
 

@@ -93,6 +93,8 @@ public struct WSClientOptions: Sendable {
     /// ``WSClientLoop`` only: lws `fd_limit_per_thread`, i.e. about how many connections the loop can hold.
     /// Keep it below RLIMIT_NOFILE (lws 4.1 misbehaves at EMFILE).
     public var fdLimit: Int
+    /// ``WSClientLoop`` only: the event loop under the context (many connections: epoll through libuv).
+    public var eventLoop: LWSEventLoopKind
 
     public init(
         maxMessageBytes: Int = 16 * 1024 * 1024,
@@ -104,7 +106,8 @@ public struct WSClientOptions: Sendable {
         stopDrainSeconds: Double = 0.5,
         libraryLogMask: Int32 = 1 | 2,
         acceptBinary: Bool = false,
-        fdLimit: Int = 256
+        fdLimit: Int = 256,
+        eventLoop: LWSEventLoopKind = .libuv
     ) {
         self.maxMessageBytes = maxMessageBytes
         self.rxBufferSize = rxBufferSize
@@ -116,6 +119,7 @@ public struct WSClientOptions: Sendable {
         self.libraryLogMask = libraryLogMask
         self.acceptBinary = acceptBinary
         self.fdLimit = fdLimit
+        self.eventLoop = eventLoop
     }
 }
 

@@ -33,9 +33,7 @@ final class WSClientEngine {
     private var inConnectCall = false
     private var connectingNow: WSClientConnection?
     private(set) var tearingDown = false
-    private var scratch: UnsafeMutableRawPointer
-    private var scratchCapacity: Int
-    private let pre = Int(lanpush_lws_pre())
+    private let out = WriteBuffer()
 
     // Memory lws points into for the context's lifetime.
     private let protocols: UnsafeMutablePointer<lws_protocols>
@@ -49,8 +47,6 @@ final class WSClientEngine {
     init(options: WSClientOptions, schedule: @escaping (Double, @escaping () -> Void) -> LWSTimer?) {
         self.options = options
         self.schedule = schedule
-        scratchCapacity = 16 * 1024
-        scratch = .allocate(byteCount: scratchCapacity, alignment: 16)
 
         protocolNameC = clientStrdup(WSClientEngine.protocolName)
         vhostNameC = clientStrdup("lanpush-client")
@@ -94,7 +90,6 @@ final class WSClientEngine {
 
     deinit {
         releaseMemory()
-        scratch.deallocate()
     }
 
     /// The protocols array, for a context that is created around this engine (the standalone loop).
@@ -306,7 +301,7 @@ final class WSClientEngine {
         case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
             // The last moment the handshake's response headers exist.
             guard let conn = connection(for: wsi) else { return -1 }
-            conn.subprotocol = headerString(wsi, WSI_TOKEN_PROTOCOL)
+            conn.subprotocol = lwsHeader(wsi, WSI_TOKEN_PROTOCOL)
             return 0
 
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
@@ -473,51 +468,17 @@ final class WSClientEngine {
         return 0
     }
 
-    /// Sets the close frame's code and reason; the caller returns -1 so lws sends it and closes.
+    /// Writes the close frame (``WriteBuffer/writeClose(_:code:reason:)``); returning -1 makes lws close.
     private func closeNow(_ conn: WSClientConnection, _ wsi: OpaquePointer) -> Int32 {
-        var reason = conn.closeReason
-        reason.withUnsafeMutableBufferPointer { buf in
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(conn.closeCode)), buf.baseAddress, buf.count)
-        }
+        out.writeClose(wsi, code: conn.closeCode, reason: conn.closeReason)
         return -1
     }
 
     func writeFrame(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer, binary: Bool) -> Bool {
         guard !tearingDown else { return false }
-        ensureScratch(pre + bytes.count)
-        let p = scratch.advanced(by: pre)
-        if bytes.count > 0, let base = bytes.baseAddress {
-            p.copyMemory(from: base, byteCount: bytes.count)
-        }
-        let n = lws_write(
-            wsi, p.assumingMemoryBound(to: UInt8.self), bytes.count, binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT)
-        // As on the server side: only a negative result is an error (lws 4.1 may report what it flushed of
-        // older buffered data rather than this frame's length).
-        return n >= 0
+        return out.writeFrame(wsi, bytes, binary: binary)
     }
 
-    private func ensureScratch(_ n: Int) {
-        guard n > scratchCapacity else { return }
-        var cap = scratchCapacity
-        while cap < n { cap *= 2 }
-        scratch.deallocate()
-        scratch = .allocate(byteCount: cap, alignment: 16)
-        scratchCapacity = cap
-    }
-
-    private func headerString(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {
-        let n = Int(lws_hdr_total_length(wsi, token))
-        guard n > 0 else { return nil }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: n + 1) { buf -> String? in
-            guard let base = buf.baseAddress else { return nil }
-            base.initialize(repeating: 0, count: n + 1)
-            let got = Int(lws_hdr_copy(wsi, base, Int32(n + 1), token))
-            guard got >= 0, got <= n else { return nil }
-            return base.withMemoryRebound(to: UInt8.self, capacity: got) {
-                String(decoding: UnsafeBufferPointer(start: $0, count: got), as: UTF8.self)
-            }
-        }
-    }
 }
 
 // MARK: - C entry point

@@ -29,6 +29,9 @@ public final class WSClientLoop: @unchecked Sendable {
     private var context: OpaquePointer?
     private var engine: WSClientEngine!
     private let timers = LoopTimers()
+    private let loop = EventLoop()
+    /// The event loop actually in use (``WSClientOptions/eventLoop``, or `.poll` when libev was unavailable).
+    public var eventLoop: LWSEventLoopKind { loop.kind }
     private var stopping = false
     private var finished = false
     private var hasRun = false
@@ -59,7 +62,7 @@ public final class WSClientLoop: @unchecked Sendable {
         info.port = -1  // CONTEXT_PORT_NO_LISTEN
         info.timeout_secs = UInt32(max(1, options.connectTimeout))
         info.protocols = engine.protocolList
-        guard let ctx = createContextWithFDBudget(&info, budget: max(16, options.fdLimit)) else {
+        guard let ctx = loop.createContext(&info, want: options.eventLoop, fdBudget: max(16, options.fdLimit)) else {
             engine.contextDestroyed()
             tearingDown = true
             throw .setupFailed("lws_create_context failed")
@@ -76,6 +79,7 @@ public final class WSClientLoop: @unchecked Sendable {
             lws_context_destroy(ctx)
             engine.contextDestroyed()
             context = nil
+            loop.destroy()
             throw error
         }
         engine.onWaitCancelled = { [unowned self] in self.loopWoken() }
@@ -126,7 +130,7 @@ public final class WSClientLoop: @unchecked Sendable {
         hasRun = true
         if stopRequested() { beginStop() }
         while !finished {
-            if lws_service(ctx, 0) < 0 { break }
+            if !loop.runOnce(ctx) { break }
         }
         tearDown(ctx)
     }
@@ -177,6 +181,7 @@ public final class WSClientLoop: @unchecked Sendable {
         engine.contextWillBeDestroyed()
         lws_context_destroy(ctx)  // open connections get their last callbacks here
         context = nil
+        loop.destroy()
         engine.contextDestroyed()
         onWake = nil
     }

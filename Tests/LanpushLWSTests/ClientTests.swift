@@ -81,6 +81,30 @@ struct ClientTests {
         #expect(c.sync { c.loop.connectionCount } == 0)
     }
 
+    /// Either loop on either side: text both ways and close codes both ways. libuv is the default and must
+    /// actually be in use here (Debian's lws ships the plugin); poll is the fallback when it is missing.
+    @Test(arguments: [(LWSEventLoopKind.libuv, LWSEventLoopKind.poll), (.poll, .libuv), (.libuv, .libuv)])
+    func eventLoopsInterwork(server serverLoop: LWSEventLoopKind, client clientLoop: LWSEventLoopKind) throws {
+        var so = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        so.eventLoop = serverLoop
+        let s = try RunningServer(so)
+        defer { s.stop() }
+        #expect(s.server.eventLoop == serverLoop)
+        var co = WSClientOptions()
+        co.eventLoop = clientLoop
+        let c = try RunningClientLoop(co)
+        defer { c.stop() }
+        #expect(c.loop.eventLoop == clientLoop)
+        let rec = RecordingClient(sendOnOpen: [#"{"type":"hello"}"#])
+        rec.onText = { conn, text in
+            if text == #"{"type":"hello"}"# { conn.close(code: 4200, reason: "done") }
+        }
+        _ = c.sync { try? c.loop.connectWebSocket(url: "ws://127.0.0.1:\(s.port)/v1/stream", delegate: rec) }
+        #expect(waitUntil(3) { rec.closed.get() != nil })
+        #expect(waitUntil(2) { s.delegate.peerCloseCodes.get() == [4200] })
+        #expect(rec.texts.get() == [#"{"type":"hello"}"#])
+    }
+
     @Test func clientAnswersTheServersPings() throws {
         var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
         o.pingInterval = 1
