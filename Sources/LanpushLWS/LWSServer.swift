@@ -529,12 +529,14 @@ public final class LWSServer: @unchecked Sendable {
             body: tx.body, remoteAddress: tx.remoteAddress)
         tx.body = []
         let response = HTTPResponse(server: self, transactionID: tx.id, method: tx.method)
-        // Stop lws from processing further input (a pipelined next request) until this one is answered:
-        // lws 4.1 otherwise re-issues BODY_COMPLETION in a busy loop while buffered input is pending.
+        delegate?.handleHTTP(request, response)
+        guard tx.response == nil, httpTransactions[tx.id] != nil else { return }
+        // Answered later: stop lws from processing further input (a pipelined next request) until then —
+        // lws 4.1 otherwise re-issues BODY_COMPLETION in a busy loop while buffered input is pending. An
+        // answer given inside the handler skips this pair (each flip is an epoll_ctl on the libuv loop).
+        tx.inputPaused = true
         lws_rx_flow_control(tx.wsi, 0)
         lws_set_timeout(tx.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(clamping: options.responseTimeout))
-        guard let delegate else { return }
-        delegate.handleHTTP(request, response)
     }
 
     private func reject(_ tx: HTTPTransaction, status: Int, message: String, field: String, rule: String) {
@@ -557,7 +559,10 @@ public final class LWSServer: @unchecked Sendable {
     func queueHTTPResponse(transactionID id: UInt64, _ response: PendingHTTPResponse) {
         guard !tearingDown, let tx = httpTransactions[id], tx.response == nil else { return }
         tx.response = response
-        lws_rx_flow_control(tx.wsi, 1)
+        if tx.inputPaused {
+            tx.inputPaused = false
+            lws_rx_flow_control(tx.wsi, 1)
+        }
         lws_callback_on_writable(tx.wsi)
     }
 
@@ -827,6 +832,8 @@ final class HTTPTransaction {
     var dispatched = false
     /// lws holds a pipelined next request: answer with `Connection: close` and close.
     var pipelined = false
+    /// Input is held (rx flow control) until the answer is queued.
+    var inputPaused = false
     var response: PendingHTTPResponse?
 
     init(id: UInt64, wsi: OpaquePointer, method: HTTPMethod, path: String) {
