@@ -18,6 +18,7 @@ extension Hub {
 
     func sessionClosed(id: UInt64) {
         guard let session = sessions.removeValue(forKey: id) else { return }
+        observerIDs.remove(id)
         metrics.sessions.record(sessions.count)
         metrics.sessionsClosed.increment()
         if let deviceId = session.deviceId, let device = devices[deviceId] {
@@ -35,8 +36,8 @@ extension Hub {
 
     /// Tells observers a device's sessions or path changed: `{"type":"device","device_id",...}`.
     func announceDevice(_ device: DeviceRecord) {
-        let observers = sessions.values.filter { session in
-            guard session.subscribed, case .observer(let scope) = session.role else { return false }
+        let observers = observerIDs.compactMap { sessions[$0] }.filter { session in
+            guard case .observer(let scope) = session.role else { return false }
             return scope == nil || scope == device.id
         }
         guard !observers.isEmpty, case .object(var o) = device.json(now: clock()) else { return }
@@ -147,6 +148,7 @@ extension Hub {
             for device in devices.values where scope == nil || scope == device.id {
                 session.coalescers[device.id] = Coalescer.subscribe(ledger: device.ledger, resume: nil, window: 1 << 30).0
             }
+            observerIDs.insert(session.id)
         }
         session.subscribed = true
         session.transport.requestWritable()

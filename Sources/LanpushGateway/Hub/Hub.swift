@@ -16,6 +16,9 @@ final class Hub {
     var deviceByToken: [String: String] = [:]
     var deviceByPushToken: [String: String] = [:]
     var sessions: [UInt64: StreamSession] = [:]
+    /// The subscribed observer sessions (preview, `lanpush watch`): every change goes to them too, and
+    /// walking all sessions per change cost ~4 % of the CPU with 1,000 device sessions.
+    var observerIDs: Set<UInt64> = []
     var counters: RateLimitCounters
     /// `hass_confirm_id`s accepted in the last 60 s: HA re-posts after a local-push confirm timeout.
     var recentConfirmIds: [String: Double] = [:]
@@ -94,8 +97,8 @@ final class Hub {
             }
             session.transport.requestWritable()
         }
-        for session in sessions.values where session.isObserver && session.subscribed {
-            guard session.coalescers[id] != nil else { continue }
+        for oid in observerIDs {
+            guard let session = sessions[oid], session.coalescers[id] != nil else { continue }
             for change in changes { session.coalescers[id]!.note(change) }
             session.transport.requestWritable()
         }
