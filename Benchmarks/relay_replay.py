@@ -289,15 +289,6 @@ def relay_config(interval: float | None) -> dict:
     return cfg
 
 
-def wait_disconnected(gw, device="phone", timeout=10.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        d = next(d for d in gw.get("/v1/devices")[1]["devices"] if d["id"] == device)
-        if not d["connected"]:
-            return d
-        time.sleep(0.05)
-    raise RuntimeError("device still connected")
-
 
 def one_run(run: int, scenarios: list, args, relay_cfg: dict, log) -> dict:
     with FakeRelay() as relay:
@@ -312,7 +303,7 @@ def one_run(run: int, scenarios: list, args, relay_cfg: dict, log) -> dict:
             if not c.pump(lambda c: any(f["type"] == "registered" for f in c.frames)):
                 raise RuntimeError("registration not confirmed")
             c.close()
-            d = wait_disconnected(gw)
+            d = gw.wait_disconnected(timeout=10.0)
             if d.get("path") not in (None, "relay"):
                 log(f"  note: device path after close is {d.get('path')!r}")
             results = {sc.name: ScenarioResult(sc.name) for sc in scenarios}

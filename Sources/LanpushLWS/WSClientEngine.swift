@@ -5,7 +5,8 @@ import Glibc
 
 /// The client side of one lws context: a client vhost (no listener) with one protocol, its connections,
 /// and the lws callbacks that drive them. Owned by the context's owner (``LWSServer`` or ``WSClientLoop``),
-/// which must keep it alive until `lws_context_destroy` has returned and then call ``contextDestroyed()``.
+/// which must keep it alive until `lws_context_destroy` has returned and its event loop has finished closing
+/// (``EventLoop/destroy()``), and then call ``contextDestroyed()``.
 ///
 /// Loop thread only. lws reaches it through `lws_vhost_user` of its vhost.
 final class WSClientEngine {

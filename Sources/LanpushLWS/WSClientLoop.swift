@@ -77,9 +77,9 @@ public final class WSClientLoop: @unchecked Sendable {
             timers.cancelAll()
             engine.contextWillBeDestroyed()
             lws_context_destroy(ctx)
+            loop.destroy()  // lws finishes closing on the loop: before freeing what it points into
             engine.contextDestroyed()
             context = nil
-            loop.destroy()
             throw error
         }
         engine.onWaitCancelled = { [unowned self] in self.loopWoken() }

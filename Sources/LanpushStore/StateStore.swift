@@ -193,62 +193,64 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
+    /// Statements are prepared once per connection (GRDB caches them): a group writes the same few shapes
+    /// over and over, and compiling the SQL each time was a visible share of the writer thread.
     private func apply(_ op: StoreOp, _ db: Database) throws {
         switch op {
         case .device(let d):
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO device (id, epoch, seq, push_token, push_url, registration_info,
                       live_activity_tokens, push_to_start_token, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
+                    """).execute(
                 arguments: [
                     d.id, d.epoch, Int64(d.seq), d.pushToken, d.pushURL, JSONValue.object(d.registrationInfo).serialized(),
                     JSONValue.object(d.liveActivityTokens).serialized(), d.pushToStartToken, d.lastSeen,
                 ])
         case .upsertActivity(let deviceId, let a):
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO activity (device_id, tag, generation, attributes, state, phase, stale_date,
                       relevance_score, ended_at, dismissal_date, updated_at, last_seq)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
+                    """).execute(
                 arguments: [
                     deviceId, a.tag, Int64(a.generation), a.attributes.json.serialized(), JSONValue.object(a.state).serialized(),
                     a.phase.rawValue, a.staleDate, a.relevanceScore, a.endedAt, a.dismissalDate, a.updatedAt, Int64(a.lastSeq),
                 ])
         case .deleteActivity(let deviceId, let tag):
-            try db.execute(sql: "DELETE FROM activity WHERE device_id = ? AND tag = ?", arguments: [deviceId, tag])
+            try db.cachedStatement(sql: "DELETE FROM activity WHERE device_id = ? AND tag = ?").execute(arguments: [deviceId, tag])
         case .insertNotification(let deviceId, let n):
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO notification (device_id, seq, body, accepted_at) VALUES (?, ?, ?, ?)",
+            try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO notification (device_id, seq, body, accepted_at) VALUES (?, ?, ?, ?)").execute(
                 arguments: [deviceId, Int64(n.seq), StoreCodec.notificationBody(n.body).serialized(), n.acceptedAt])
         case .deleteNotifications(let deviceId, let through):
-            try db.execute(sql: "DELETE FROM notification WHERE device_id = ? AND seq <= ?", arguments: [deviceId, Int64(through)])
+            try db.cachedStatement(sql: "DELETE FROM notification WHERE device_id = ? AND seq <= ?").execute(arguments: [deviceId, Int64(through)])
         case .deleteNotification(let deviceId, let seq):
-            try db.execute(sql: "DELETE FROM notification WHERE device_id = ? AND seq = ?", arguments: [deviceId, Int64(seq)])
+            try db.cachedStatement(sql: "DELETE FROM notification WHERE device_id = ? AND seq = ?").execute(arguments: [deviceId, Int64(seq)])
         case .upsertOutbox(let o):
-            try db.execute(
-                sql: "INSERT OR REPLACE INTO outbox (device_id, slot, kind, url, body, seq) VALUES (?, ?, ?, ?, ?, ?)",
+            try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO outbox (device_id, slot, kind, url, body, seq) VALUES (?, ?, ?, ?, ?, ?)").execute(
                 arguments: [o.deviceId, o.slot, o.kind, o.url, o.body.serialized(), Int64(o.seq)])
         case .deleteOutbox(let deviceId, let slot):
-            try db.execute(sql: "DELETE FROM outbox WHERE device_id = ? AND slot = ?", arguments: [deviceId, slot])
+            try db.cachedStatement(sql: "DELETE FROM outbox WHERE device_id = ? AND slot = ?").execute(arguments: [deviceId, slot])
         case .meta(let key, let value):
-            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", arguments: [key, value])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(arguments: [key, value])
         case .replaceOutbox(let rows):
-            try db.execute(sql: "DELETE FROM outbox")
+            try db.cachedStatement(sql: "DELETE FROM outbox").execute()
             for o in rows { try apply(.upsertOutbox(o), db) }
         case .haRegistration(let r):
-            try db.execute(
+            try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO ha_registration (device_id, ha_device_id, webhook_id, device_name, push_token,
                       push_url, ha_url, registered_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
+                    """).execute(
                 arguments: [
                     r.deviceId, r.haDeviceId, r.webhookId, r.deviceName, r.pushToken, r.pushURL, r.haURL, r.registeredAt,
                     r.updatedAt,
                 ])
         case .deleteHARegistration(let deviceId):
-            try db.execute(sql: "DELETE FROM ha_registration WHERE device_id = ?", arguments: [deviceId])
+            try db.cachedStatement(sql: "DELETE FROM ha_registration WHERE device_id = ?").execute(arguments: [deviceId])
         }
     }
 

@@ -113,6 +113,16 @@ class Gateway:
     def client(self, device, **kw):
         return LanClient(self, device, **kw)
 
+    def wait_disconnected(self, device="phone", timeout=8.0):
+        """Waits until GET /v1/devices shows `device` without a live session (it is gone); returns its entry."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            d = next(d for d in self.get("/v1/devices")[1]["devices"] if d["id"] == device)
+            if not d["connected"]:
+                return d
+            time.sleep(0.05)
+        raise AssertionError(f"device {device} still connected after {timeout} s")
+
 
 def apply_patch(target, patch):
     """RFC 7386, written independently of the gateway's implementation."""

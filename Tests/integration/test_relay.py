@@ -33,16 +33,6 @@ def gone_device(gw, relay, push_url=True):
     return c
 
 
-def wait_disconnected(gw, device="phone", timeout=8):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        d = next(d for d in gw.get("/v1/devices")[1]["devices"] if d["id"] == device)
-        if not d["connected"]:
-            return d
-        time.sleep(0.05)
-    raise AssertionError("device still connected")
-
-
 WASHER_START = dict(title="Washing Machine", message="Cycle started", data={"tag": "washer_cycle", "live_update": True})
 
 
@@ -50,7 +40,7 @@ def test_closed_device_goes_to_the_relay_in_ha_body_shape(gateway, relay):
     gw = make(gateway, relay)
     c = gone_device(gw, relay)
     c.close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     t0 = time.time()
     status, body = gw.relay("tok-phone", **WASHER_START)
     assert status == 202 and time.time() - t0 < 1
@@ -73,7 +63,7 @@ def test_missed_pings_and_unacked_events_make_a_device_gone(gateway, relay):
     c = gone_device(gw, relay)
     c.auto_ack = False
     gw.relay("tok-phone", **WASHER_START)
-    d = wait_disconnected(gw, timeout=8)
+    d = gw.wait_disconnected(timeout=8)
     assert d["path"] == "relay"
     start = relay.wait_for(1)[0]
     assert start.body["data"]["tag"] == "washer_cycle" and start.body["message"] == "Cycle started"
@@ -82,7 +72,7 @@ def test_missed_pings_and_unacked_events_make_a_device_gone(gateway, relay):
 def test_a_burst_is_paced_and_the_last_request_carries_the_final_state(gateway, relay):
     gw = make(gateway, relay)
     gone_device(gw, relay).close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     gw.relay("tok-phone", **WASHER_START)
     relay.wait_for(1)
     relay.reset()
@@ -103,7 +93,7 @@ def test_a_burst_is_paced_and_the_last_request_carries_the_final_state(gateway, 
 def test_start_budget_holds_extra_starts(gateway, relay):
     gw = make(gateway, relay, starts_per_hour=2)
     gone_device(gw, relay).close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     for tag in ("a", "b", "c"):
         gw.relay("tok-phone", title=tag, message="go", data={"tag": tag, "live_update": True})
     relay.wait_for(2)
@@ -117,7 +107,7 @@ def test_start_budget_holds_extra_starts(gateway, relay):
 def test_429_holds_until_resets_at_and_500_retries_with_backoff(gateway, relay):
     gw = make(gateway, relay)
     gone_device(gw, relay).close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     relay.script(FakeRelay.rate_limited(resets_in=2.0))
     gw.relay("tok-phone", **WASHER_START)
     first = relay.wait_for(1)[0]
@@ -134,7 +124,7 @@ def test_429_holds_until_resets_at_and_500_retries_with_backoff(gateway, relay):
 def test_relay_down_for_a_while_then_delivered_and_lan_unaffected(gateway, relay):
     gw = make(gateway, relay)
     gone_device(gw, relay).close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     relay.go_down()
     gw.relay("tok-phone", **WASHER_START)
     # Meanwhile the LAN path works for another device, and ingest answers at once.
@@ -154,7 +144,7 @@ def test_relay_down_for_a_while_then_delivered_and_lan_unaffected(gateway, relay
 def test_device_back_on_the_lan_mid_burst_takes_the_rest_no_duplicates(gateway, relay):
     gw = make(gateway, relay, min_update_interval=5)
     gone_device(gw, relay).close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     gw.relay("tok-phone", title="EV", message="0%", data={"tag": "ev", "live_update": True, "progress": 0, "progress_max": 100})
     relay.wait_for(1)
     for p in (5, 10, 15):  # held by the 5 s interval
@@ -172,7 +162,7 @@ def test_device_back_on_the_lan_mid_burst_takes_the_rest_no_duplicates(gateway, 
 def test_403_marks_the_token_invalid(gateway, relay):
     gw = make(gateway, relay)
     gone_device(gw, relay).close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     relay.set_default(FakeRelay.forbidden())
     gw.relay("tok-phone", **WASHER_START)
     relay.wait_for(1)
@@ -204,7 +194,7 @@ def test_unknown_push_token_is_proxied_to_the_upstream_paced(gateway, relay):
 def test_outbox_survives_kill_9(gateway, relay):
     gw = make(gateway, relay)
     gone_device(gw, relay).close()
-    wait_disconnected(gw)
+    gw.wait_disconnected()
     relay.go_down()
     gw.relay("tok-phone", **WASHER_START)
     time.sleep(0.5)

@@ -110,8 +110,8 @@ struct Router {
         let ok: Bool
         switch access {
         case .open: ok = true
-        case .read: ok = !token.isEmpty && (token == config.adminToken || token == config.viewerToken)
-        case .write: ok = !token.isEmpty && token == config.adminToken
+        case .read: ok = !token.isEmpty && (sameSecret(token, config.adminToken) || sameSecret(token, config.viewerToken))
+        case .write: ok = !token.isEmpty && sameSecret(token, config.adminToken)
         }
         if ok { return nil }
         let message = token.isEmpty
@@ -128,4 +128,17 @@ extension String {
         while s.last == " " { s = s.dropLast() }
         return String(s)
     }
+}
+
+/// Compares a presented token with a configured one in time independent of where they differ, so response
+/// timing on the LAN does not reveal a token's prefix.
+/// No configured secret (`nil`) matches nothing.
+func sameSecret(_ presented: String, _ secret: String?) -> Bool {
+    guard let secret else { return false }
+    let a = Array(presented.utf8), b = Array(secret.utf8)
+    var diff = UInt8(truncatingIfNeeded: a.count ^ b.count)
+    for i in 0..<max(a.count, b.count) {
+        diff |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+    }
+    return diff == 0 && a.count == b.count
 }

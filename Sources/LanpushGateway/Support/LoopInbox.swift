@@ -11,14 +11,18 @@ final class LoopInbox: @unchecked Sendable {
     func attach(_ server: LWSServer) {
         lock.lock()
         self.server = server
+        let pending = !jobs.isEmpty
         lock.unlock()
+        if pending { server.wake() }
     }
 
-    /// Any thread. `job` runs later on the loop thread.
+    /// Any thread. `job` runs later on the loop thread. Only the post that finds the queue empty wakes the
+    /// loop (a pipe write each): the drain takes everything, so a group commit's many completions cost one wake.
     func post(_ job: @escaping () -> Void) {
         lock.lock()
+        let wasEmpty = jobs.isEmpty
         jobs.append(job)
-        let server = self.server
+        let server = wasEmpty ? self.server : nil
         lock.unlock()
         server?.wake()
     }

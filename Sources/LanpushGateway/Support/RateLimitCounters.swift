@@ -17,6 +17,9 @@ struct RateLimitCounters {
     private var counts: [String: Counts] = [:]
     /// The relay's own last word on `remaining`, per token (issue: relay fallback).
     var relayRemaining: [String: Int] = [:]
+    /// `resetsAt` of the current day, formatted once a day (a formatter per answer was a visible cost of HA's
+    /// ingest path).
+    private var resetsAt: (day: Int, text: String) = (-1, "")
 
     init(maximum: Int) {
         self.maximum = maximum
@@ -42,12 +45,15 @@ struct RateLimitCounters {
     mutating func json(for token: String, now: Double) -> JSONValue {
         let c = touch(token, now: now)
         let remaining = relayRemaining[token] ?? max(0, maximum - c.relayed)
-        let resets = Date(timeIntervalSince1970: Double(Self.utcDay(now) + 1) * 86_400)
+        let day = Self.utcDay(now)
+        if resetsAt.day != day {
+            resetsAt = (day, Self.iso8601(Date(timeIntervalSince1970: Double(day + 1) * 86_400)))
+        }
         return [
             "attempts": .number(Double(c.attempts)), "successful": .number(Double(c.successful)),
             "errors": .number(Double(c.errors)), "total": .number(Double(c.attempts)),
             "maximum": .number(Double(maximum)), "remaining": .number(Double(remaining)),
-            "resetsAt": .string(Self.iso8601(resets)),
+            "resetsAt": .string(resetsAt.text),
         ]
     }
 
