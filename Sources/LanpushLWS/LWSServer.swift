@@ -42,7 +42,7 @@ public final class LWSServer: @unchecked Sendable {
     /// The TCP port actually listened on (the kernel's pick when the options asked for port 0).
     public private(set) var port: Int = 0
     public let options: LWSServerOptions
-    /// The event loop actually in use (``LWSServerOptions/eventLoop``, or `.poll` when libev was unavailable).
+    /// The event loop actually in use (``LWSServerOptions/eventLoop``, or `.poll` when libuv was unavailable).
     public var eventLoop: LWSEventLoopKind { loop.kind }
 
     // MARK: loop-confined state
@@ -534,6 +534,8 @@ public final class LWSServer: @unchecked Sendable {
         // Answered later: stop lws from processing further input (a pipelined next request) until then —
         // lws 4.1 otherwise re-issues BODY_COMPLETION in a busy loop while buffered input is pending. An
         // answer given inside the handler skips this pair (each flip is an epoll_ctl on the libuv loop).
+        // Answers are always written from the writable callback, never from the request's own callback:
+        // completing a transaction there makes lws 4.1 mis-frame a pipelined next request with a body.
         tx.inputPaused = true
         lws_rx_flow_control(tx.wsi, 0)
         lws_set_timeout(tx.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(clamping: options.responseTimeout))
@@ -571,6 +573,11 @@ public final class LWSServer: @unchecked Sendable {
         guard var r = tx.response else { return 0 }
         if tx.pipelined && !r.headersSent { r.closeAfter = true }
         let sendBody = tx.method != .head
+        if !r.headersSent, sendBody, r.body.count <= options.txPacketSize, lws_get_network_wsi(wsi) == wsi {
+            if !writeHeadersAndBody(wsi, r) { return -1 }
+            r.headersSent = true
+            r.bodyOffset = r.body.count
+        }
         if !r.headersSent {
             if writeHeaders(wsi, r, contentLength: r.body.count) != 0 { return -1 }
             r.headersSent = true
@@ -599,10 +606,34 @@ public final class LWSServer: @unchecked Sendable {
 
     /// Builds and writes the response header block for the current transaction of `wsi`.
     private func writeHeaders(_ wsi: OpaquePointer, _ r: PendingHTTPResponse, contentLength: Int) -> Int32 {
+        guard let h = buildHeaders(wsi, r, contentLength: contentLength, room: 0) else { return -1 }
+        var p: UnsafeMutablePointer<UInt8>? = h.end
+        return lws_finalize_write_http_header(wsi, h.start, &p, h.limit) != 0 ? -1 : 0
+    }
+
+    /// HTTP/1 only: the header block and the whole body in one write, so one `send()` (one TCP segment on
+    /// loopback) per answer instead of two. lws passes a header write through as is on HTTP/1; on an h2
+    /// stream headers and data must be separate frames.
+    private func writeHeadersAndBody(_ wsi: OpaquePointer, _ r: PendingHTTPResponse) -> Bool {
+        guard let h = buildHeaders(wsi, r, contentLength: r.body.count, room: r.body.count) else { return false }
+        var p: UnsafeMutablePointer<UInt8>? = h.end
+        guard lws_finalize_http_header(wsi, &p, h.limit) == 0, let bodyStart = p else { return false }
+        r.body.withUnsafeBufferPointer { src in
+            if let base = src.baseAddress { bodyStart.update(from: base, count: src.count) }
+        }
+        let total = bodyStart - h.start + r.body.count
+        return lws_write(wsi, h.start, total, LWS_WRITE_HTTP_HEADERS) >= 0
+    }
+
+    /// The header block (not yet terminated) in the write buffer: from `start` to `end`, at most up to `limit`,
+    /// with `room` more bytes available behind `limit` for a body.
+    private func buildHeaders(_ wsi: OpaquePointer, _ r: PendingHTTPResponse, contentLength: Int, room: Int)
+        -> (start: UnsafeMutablePointer<UInt8>, end: UnsafeMutablePointer<UInt8>, limit: UnsafeMutablePointer<UInt8>)?
+    {
         var extra = 0
         for (n, v) in r.headers { extra += n.utf8.count + v.utf8.count + 8 }
         let cap = out.pre + 512 + r.contentType.utf8.count + extra
-        out.ensure(cap)
+        out.ensure(cap + room)
         let start = out.base.advanced(by: out.pre).assumingMemoryBound(to: UInt8.self)
         let end = out.base.advanced(by: cap).assumingMemoryBound(to: UInt8.self)
         var p: UnsafeMutablePointer<UInt8>? = start
@@ -610,7 +641,7 @@ public final class LWSServer: @unchecked Sendable {
             lws_add_http_common_headers(
                 wsi, UInt32(clamping: r.status), $0, lws_filepos_t(contentLength), &p, end)
         }
-        if rc != 0 { return -1 }
+        if rc != 0 { return nil }
         for (name, value) in r.headers {
             let n = sanitizeHeader(name.lowercased()) + ":"
             let v = sanitizeHeader(value)
@@ -623,7 +654,7 @@ public final class LWSServer: @unchecked Sendable {
                     }
                 }
             }
-            if ok != 0 { return -1 }
+            if ok != 0 { return nil }
         }
         if r.closeAfter {
             let ok = "close".withCString { vp in
@@ -631,9 +662,10 @@ public final class LWSServer: @unchecked Sendable {
                     lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, $0, 5, &p, end)
                 }
             }
-            if ok != 0 { return -1 }
+            if ok != 0 { return nil }
         }
-        return lws_finalize_write_http_header(wsi, start, &p, end) != 0 ? -1 : 0
+        guard let headerEnd = p else { return nil }
+        return (start, headerEnd, end)
     }
 
     /// For answers given inside a callback that owns the write (WebSocket upgrade refusals).
@@ -751,11 +783,11 @@ public final class LWSServer: @unchecked Sendable {
     // MARK: - Helpers
 
     private func captureHeaders(_ wsi: OpaquePointer) -> [String: String] {
-        var out: [String: String] = [:]
-        out.reserveCapacity(12)  // no regrowth (and rehash) for a typical request's headers
+        var headers: [String: String] = [:]
+        headers.reserveCapacity(12)  // no regrowth (and rehash) for a typical request's headers
         // Only the headers present cost anything (lws knows their lengths; most of the table is absent).
         for i in headerTokenList.indices where lws_hdr_total_length(wsi, headerTokenList[i]) > 0 {
-            if let v = lwsHeader(wsi, headerTokenList[i]) { out[headerNameList[i]] = v }
+            if let v = lwsHeader(wsi, headerTokenList[i]) { headers[headerNameList[i]] = v }
         }
         for name in options.extraHeaderNames {
             let key = name.lowercased() + ":"
@@ -764,9 +796,9 @@ public final class LWSServer: @unchecked Sendable {
             let v = copyCString(capacity: Int(n) + 1) { buf, cap in
                 key.withCString { lws_hdr_custom_copy(wsi, buf, cap, $0, Int32(key.utf8.count)) }
             }
-            if let v { out[name.lowercased()] = v }
+            if let v { headers[name.lowercased()] = v }
         }
-        return out
+        return headers
     }
 
     private func captureQuery(_ wsi: OpaquePointer) -> [(name: String, value: String)] {

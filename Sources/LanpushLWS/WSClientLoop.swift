@@ -30,7 +30,7 @@ public final class WSClientLoop: @unchecked Sendable {
     private var engine: WSClientEngine!
     private let timers = LoopTimers()
     private let loop = EventLoop()
-    /// The event loop actually in use (``WSClientOptions/eventLoop``, or `.poll` when libev was unavailable).
+    /// The event loop actually in use (``WSClientOptions/eventLoop``, or `.poll` when libuv was unavailable).
     public var eventLoop: LWSEventLoopKind { loop.kind }
     private var stopping = false
     private var finished = false

@@ -131,8 +131,7 @@ extension String {
 }
 
 /// Compares a presented token with a configured one in time independent of where they differ, so response
-/// timing on the LAN does not reveal a token's prefix.
-/// No configured secret (`nil`) matches nothing.
+/// timing on the LAN does not reveal a token's prefix. No configured secret (`nil`) matches nothing.
 func sameSecret(_ presented: String, _ secret: String?) -> Bool {
     guard let secret else { return false }
     let a = Array(presented.utf8), b = Array(secret.utf8)
