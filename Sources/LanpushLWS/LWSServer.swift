@@ -62,6 +62,9 @@ public final class LWSServer: @unchecked Sendable {
     private var hasRun = false
     private var tearingDown = false
     private let out = WriteBuffer()
+    /// Connections that asked to write during the current loop turn (``flushWritable()``).
+    private var wantWritable: [WSConnection] = []
+    private var flushing = false
 
     // MARK: outgoing WebSockets on this loop (LWSServer+Client.swift)
 
@@ -236,9 +239,50 @@ public final class LWSServer: @unchecked Sendable {
         hasRun = true
         if stopRequested() { beginStop() }
         while !finished {
+            flushWritable()
             if !loop.runOnce(ctx) { break }
         }
         tearDown(ctx)
+    }
+
+    /// Queues `conn` for ``flushWritable()``; `false` when it must go through lws's writable callback instead
+    /// (during the flush itself, so the loop still wakes for it, and from teardown on).
+    func deferWritable(_ conn: WSConnection) -> Bool {
+        guard !flushing, !tearingDown, context != nil else { return false }
+        if !conn.writeQueued {
+            conn.writeQueued = true
+            wantWritable.append(conn)
+        }
+        return true
+    }
+
+    /// After each loop turn: every connection that asked to write gets its ``LWSServerDelegate/wsWritable(_:)``
+    /// now, when lws holds nothing unsent for it, instead of through lws's writable callback.
+    ///
+    /// Why: the callback costs a POLLOUT flip on and off per write, and on the libuv loop each flip removes the
+    /// socket from epoll and adds it back (docs/BENCHMARKS.md), plus a loop turn of latency. Changes that arrive
+    /// in one turn still merge (one call per connection per turn). A frame the kernel does not take whole is
+    /// buffered by lws, which flushes it on POLLOUT; a write error or a close goes through the callback, which
+    /// is where lws can close the connection.
+    private func flushWritable() {
+        guard !wantWritable.isEmpty else { return }
+        let batch = wantWritable
+        wantWritable.removeAll(keepingCapacity: true)
+        flushing = true
+        defer { flushing = false }
+        for conn in batch {
+            conn.writeQueued = false
+            guard let wsi = conn.wsi, !conn.closing, !conn.writeFailed else { continue }
+            if lws_partial_buffered(wsi) != 0 {
+                lws_callback_on_writable(wsi)
+                continue
+            }
+            conn.inWritable = true
+            conn.bytesSinceCheck = 0
+            delegate?.wsWritable(conn)
+            conn.inWritable = false
+            if conn.writeFailed || conn.closing { lws_callback_on_writable(wsi) }
+        }
     }
 
     private func tearDown(_ ctx: OpaquePointer) {
@@ -254,6 +298,7 @@ public final class LWSServer: @unchecked Sendable {
         clientEngine = nil
         httpTransactions.removeAll()
         webSockets.removeAll()
+        wantWritable.removeAll()
         pendingUpgrades.removeAll()
         freeAllocations()
         delegate = nil

@@ -11,7 +11,8 @@ import CLibWebSockets
 ///    `wsWritable`;
 /// 3. if frames remain, call ``requestWritable()`` again before returning.
 /// `send` outside `wsWritable` returns `false` and sends nothing; a `false` inside it means the connection
-/// is closing — stop sending.
+/// is closing — stop sending. `wsWritable` may come from lws's writable callback or, more often, from the
+/// server right after a loop turn (``requestWritable()``); the rules are the same.
 public final class WSConnection {
     /// Unique within the server's lifetime (shared counter with HTTP transactions; never reused).
     public let id: UInt64
@@ -29,6 +30,8 @@ public final class WSConnection {
     var closeCode: UInt16 = 1000
     var closeReason: [UInt8] = []
     var inWritable = false
+    /// In the server's after-turn write list.
+    var writeQueued = false
     /// Bytes sent in the current writable callback since `isChoked` last asked the kernel.
     var bytesSinceCheck = 0
     var writeFailed = false
@@ -68,8 +71,12 @@ public final class WSConnection {
 
     /// Asks for one ``LWSServerDelegate/wsWritable(_:)`` call when the socket can take data. Repeated
     /// requests before the callback merge into one. No-op once closing.
+    ///
+    /// The call usually comes right after the loop's current turn (``LWSServer`` writes then, while the socket
+    /// has nothing pending), otherwise from lws's writable callback.
     public func requestWritable() {
         guard let wsi, !closing else { return }
+        if let server, server.deferWritable(self) { return }
         lws_callback_on_writable(wsi)
     }
 
