@@ -36,7 +36,8 @@ static inline void *lanpush_uv_loop_new(void)
 static inline void lanpush_uv_run_once(void *loop) { uv_run((uv_loop_t *)loop, UV_RUN_ONCE); }
 
 /* After lws_context_destroy: lws closes its handles asynchronously and frees the rest of the context from
- * their close callbacks, so run the loop until nothing is left, then free it. */
+ * their close callbacks, so run the loop until nothing is left, then free it (a loop that still cannot close
+ * is left allocated rather than freed under a handle). */
 static inline void lanpush_uv_loop_finish(void *loop)
 {
 	uv_run((uv_loop_t *)loop, UV_RUN_DEFAULT);
