@@ -55,8 +55,9 @@ public final class WSConnection {
     /// `true` when the connection is closing or closed.
     ///
     /// Inside ``LWSServerDelegate/wsWritable(_:)`` it costs no system call until ``chokeCheckBytes`` have been
-    /// sent in that callback: the socket was writable when the callback began, and a write the kernel does not
-    /// take whole leaves lws holding the rest (`lws_partial_buffered`), which reads as choked at once. Past the
+    /// sent in that callback: the socket was writable when the callback began (or, after a loop turn, lws held
+    /// nothing unsent for it), and a write the kernel does not take whole leaves lws holding the rest
+    /// (`lws_partial_buffered`), which reads as choked at once — so at most one frame waits in lws. Past the
     /// budget (and outside the callback) it asks the kernel (`poll()`, through `lws_send_pipe_choked`).
     public var isChoked: Bool {
         guard let wsi, !closing else { return true }
