@@ -47,7 +47,8 @@ final class WriteBuffer {
     ///
     /// Why not `lws_close_reason` and let lws send it: on lws 4.1's libuv loop the close path kills the
     /// socket before the pending close frame is ever written (the peer saw no close code at all). A frame
-    /// written from the writable callback is in the kernel before the socket closes, on either loop.
+    /// written here is in the kernel before the socket closes, on either loop; what the kernel does not take
+    /// yet, lws flushes before it closes (its "flushing before close" state, up to 5 s).
     func writeClose(_ wsi: OpaquePointer, code: UInt16, reason: [UInt8]) {
         let n = 2 + min(reason.count, 123)
         let p = payload(n)

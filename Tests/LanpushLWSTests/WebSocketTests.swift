@@ -155,6 +155,27 @@ struct WebSocketTests {
         livelyDone.set(true)
     }
 
+    /// A close asked for while the socket is choked (the peer has not been reading) still reaches the peer, after
+    /// the data already written (the adapter writes close frames itself; see WriteBuffer.writeClose).
+    @Test func closeOfAChokedConnectionArrivesAfterItsData() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port, timeout: 10)
+        try ws.sendText("bench:300000")  // ~22 MB: far more than the socket buffers hold
+        Thread.sleep(forTimeInterval: 0.5)  // the server writes until it is choked
+        try ws.sendText("close-me")
+        var frames = 0
+        while true {
+            let f = try ws.readMessage()
+            if f.opcode == 8 {
+                #expect(f.closeCode == 4002)
+                break
+            }
+            frames += 1
+        }
+        #expect(frames > 1000)
+    }
+
     @Test func requestStopSends1001AndRunReturnsQuickly() throws {
         let s = try RunningServer()
         let ws = try WSClient(port: s.port)
