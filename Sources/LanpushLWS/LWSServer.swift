@@ -72,11 +72,9 @@ public final class LWSServer: @unchecked Sendable {
     var clientEngine: WSClientEngine?
     var clientOptions = WSClientOptions()
 
-    // MARK: cross-thread state (guarded by `lock`)
+    // MARK: cross-thread state (the only part other threads touch)
 
-    private let lock = PThreadLock()
-    private var wakeContext: OpaquePointer?
-    private var stopRequestedFlag = false
+    private let waker = LoopWaker()
 
     // MARK: memory lws points into for the context's lifetime
 
@@ -197,13 +195,13 @@ public final class LWSServer: @unchecked Sendable {
             throw LWSServerError.listenFailed(host: host, port: options.port)
         }
         port = bound
-        lock.withLock { wakeContext = ctx }
+        waker.attach(ctx)
     }
 
     deinit {
         if let ctx = context {
             tearingDown = true
-            lock.withLock { wakeContext = nil }
+            waker.attach(nil)
             timers.cancelAll()
             clientEngine?.contextWillBeDestroyed()
             lws_context_destroy(ctx)
@@ -237,7 +235,7 @@ public final class LWSServer: @unchecked Sendable {
     public func run() {
         guard let ctx = context, !hasRun else { return }
         hasRun = true
-        if stopRequested() { beginStop() }
+        if waker.stopRequested { beginStop() }
         while !finished {
             flushWritable()
             if !loop.runOnce(ctx) { break }
@@ -286,7 +284,7 @@ public final class LWSServer: @unchecked Sendable {
     }
 
     private func tearDown(_ ctx: OpaquePointer) {
-        lock.withLock { wakeContext = nil }
+        waker.attach(nil)
         tearingDown = true
         for conn in webSockets.values { conn.closing = true }
         timers.cancelAll()
@@ -306,23 +304,12 @@ public final class LWSServer: @unchecked Sendable {
 
     /// Thread-safe: wakes the loop; the delegate's ``LWSServerDelegate/loopWoken()`` runs on the loop thread
     /// soon after. Wakes may merge. No-op once the server has stopped.
-    public func wake() {
-        lock.withLock {
-            if let c = wakeContext { lws_cancel_service(c) }
-        }
-    }
+    public func wake() { waker.wake() }
 
     /// Thread-safe: asks the loop to stop. On the loop thread the server then refuses new connections,
     /// sends every WebSocket a 1001 "shutdown" close frame, waits up to
     /// ``LWSServerOptions/stopDrainSeconds`` for the peers to answer, and makes ``run()`` return.
-    public func requestStop() {
-        lock.withLock {
-            stopRequestedFlag = true
-            if let c = wakeContext { lws_cancel_service(c) }
-        }
-    }
-
-    private func stopRequested() -> Bool { lock.withLock { stopRequestedFlag } }
+    public func requestStop() { waker.requestStop() }
 
     private func beginStop() {
         guard !stopping else { return }
@@ -372,7 +359,7 @@ public final class LWSServer: @unchecked Sendable {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             // lws also sends one while creating the context, before run(): not for the delegate.
             if tearingDown || !hasRun { return 0 }
-            if stopRequested() && !stopping { beginStop() }
+            if waker.stopRequested && !stopping { beginStop() }
             delegate?.loopWoken()
             return 0
 
@@ -776,43 +763,16 @@ public final class LWSServer: @unchecked Sendable {
         _ conn: WSConnection, _ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?, _ len: Int
     ) -> Int32 {
         if conn.closing { return closeNow(conn, wsi) }
-        let final = lws_is_final_fragment(wsi) != 0
-        let remaining = Int(lws_remaining_packet_payload(wsi))
-        let complete = final && remaining == 0
-        if !conn.rxInProgress {
-            if lws_frame_is_binary(wsi) != 0 {
-                conn.close(code: 1003, reason: "binary messages are not supported")
-                return closeNow(conn, wsi)
-            }
-            if len + remaining > options.maxBodyBytes {
-                conn.close(code: 1009, reason: "message too big")
-                return closeNow(conn, wsi)
-            }
-            if complete {
-                let bytes = inp.map { Array(UnsafeRawBufferPointer(start: $0, count: len)) } ?? []
-                delegate?.wsText(conn, bytes)
-                if conn.closing { return closeNow(conn, wsi) }
-                return 0
-            }
-            conn.rxInProgress = true
-            conn.rxBuffer.removeAll(keepingCapacity: false)
-        }
-        if conn.rxBuffer.count + len + remaining > options.maxBodyBytes {
-            conn.rxBuffer = []
-            conn.close(code: 1009, reason: "message too big")
+        switch conn.assembler.receive(wsi, inp, len, limit: options.maxBodyBytes, acceptBinary: false) {
+        case .partial:
+            return 0
+        case .refuse(let code, let reason):
+            conn.close(code: code, reason: reason)
             return closeNow(conn, wsi)
-        }
-        if let inp, len > 0 {
-            conn.rxBuffer.append(contentsOf: UnsafeRawBufferPointer(start: inp, count: len))
-        }
-        if complete {
-            let bytes = conn.rxBuffer
-            conn.rxBuffer = []
-            conn.rxInProgress = false
+        case .message(let bytes, _):
             delegate?.wsText(conn, bytes)
-            if conn.closing { return closeNow(conn, wsi) }
+            return conn.closing ? closeNow(conn, wsi) : 0
         }
-        return 0
     }
 
     /// Writes the close frame (``WriteBuffer/writeClose(_:code:reason:)``); returning -1 makes lws close.

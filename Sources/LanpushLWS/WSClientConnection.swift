@@ -227,9 +227,7 @@ public final class WSClientConnection {
     var httpStatus: Int?
     var inWritable = false
     var writeFailed = false
-    var rxBuffer: [UInt8] = []
-    var rxInProgress = false
-    var rxBinary = false
+    var assembler = MessageAssembler()
     /// Set when close() was called before the handshake completed.
     var cancelled = false
     /// Set when the handshake took longer than ``WSClientOptions/connectTimeout``.
@@ -297,13 +295,7 @@ public final class WSClientConnection {
             guard let wsi else { return }
             state = .closing
             closeCode = code
-            var r: [UInt8] = []
-            for scalar in reason.unicodeScalars {
-                let encoded = Array(String(scalar).utf8)
-                if r.count + encoded.count > 123 { break }
-                r.append(contentsOf: encoded)
-            }
-            closeReason = r
+            closeReason = closeReasonBytes(reason)
             lws_callback_on_writable(wsi)
         case .closing, .done:
             return

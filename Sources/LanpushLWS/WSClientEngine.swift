@@ -420,53 +420,20 @@ final class WSClientEngine {
     ) -> Int32 {
         if conn.state == .closing { return closeNow(conn, wsi) }
         guard conn.state == .open else { return 0 }
-        let final = lws_is_final_fragment(wsi) != 0
-        let remaining = Int(lws_remaining_packet_payload(wsi))
-        let complete = final && remaining == 0
-        let limit = options.maxMessageBytes
-        if !conn.rxInProgress {
-            conn.rxBinary = lws_frame_is_binary(wsi) != 0
-            if conn.rxBinary && !options.acceptBinary {
-                conn.close(code: 1003, reason: "binary messages are not supported")
-                return closeNow(conn, wsi)
-            }
-            if len + remaining > limit {
-                conn.close(code: 1009, reason: "message too big")
-                return closeNow(conn, wsi)
-            }
-            if complete {
-                let bytes = inp.map { Array(UnsafeRawBufferPointer(start: $0, count: len)) } ?? []
-                if conn.rxBinary {
-                    conn.delegate?.wsClientBinary(conn, bytes)
-                } else {
-                    conn.delegate?.wsClientText(conn, bytes)
-                }
-                if conn.state == .closing { return closeNow(conn, wsi) }
-                return 0
-            }
-            conn.rxInProgress = true
-            conn.rxBuffer.removeAll(keepingCapacity: false)
-        }
-        if conn.rxBuffer.count + len + remaining > limit {
-            conn.rxBuffer = []
-            conn.close(code: 1009, reason: "message too big")
+        switch conn.assembler.receive(wsi, inp, len, limit: options.maxMessageBytes, acceptBinary: options.acceptBinary) {
+        case .partial:
+            return 0
+        case .refuse(let code, let reason):
+            conn.close(code: code, reason: reason)
             return closeNow(conn, wsi)
-        }
-        if let inp, len > 0 {
-            conn.rxBuffer.append(contentsOf: UnsafeRawBufferPointer(start: inp, count: len))
-        }
-        if complete {
-            let bytes = conn.rxBuffer
-            conn.rxBuffer = []
-            conn.rxInProgress = false
-            if conn.rxBinary {
+        case .message(let bytes, let binary):
+            if binary {
                 conn.delegate?.wsClientBinary(conn, bytes)
             } else {
                 conn.delegate?.wsClientText(conn, bytes)
             }
-            if conn.state == .closing { return closeNow(conn, wsi) }
+            return conn.state == .closing ? closeNow(conn, wsi) : 0
         }
-        return 0
     }
 
     /// Writes the close frame (``WriteBuffer/writeClose(_:code:reason:)``); returning -1 makes lws close.

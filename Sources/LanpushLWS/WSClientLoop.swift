@@ -37,11 +37,9 @@ public final class WSClientLoop: @unchecked Sendable {
     private var hasRun = false
     private var tearingDown = false
 
-    // MARK: cross-thread state (guarded by `lock`)
+    // MARK: cross-thread state (the only part other threads touch)
 
-    private let lock = PThreadLock()
-    private var wakeContext: OpaquePointer?
-    private var stopRequestedFlag = false
+    private let waker = LoopWaker()
 
     /// Creates the context and its client vhost. Throws ``WSClientError/setupFailed(_:)`` when lws cannot.
     public init(options: WSClientOptions = WSClientOptions()) throws(WSClientError) {
@@ -86,7 +84,7 @@ public final class WSClientLoop: @unchecked Sendable {
         engine.onIdle = { [unowned self] in
             if self.stopping { self.finished = true }
         }
-        lock.withLock { wakeContext = ctx }
+        waker.attach(ctx)
     }
 
     deinit {
@@ -128,7 +126,7 @@ public final class WSClientLoop: @unchecked Sendable {
     public func run() {
         guard let ctx = context, !hasRun else { return }
         hasRun = true
-        if stopRequested() { beginStop() }
+        if waker.stopRequested { beginStop() }
         while !finished {
             if !loop.runOnce(ctx) { break }
         }
@@ -136,30 +134,19 @@ public final class WSClientLoop: @unchecked Sendable {
     }
 
     /// Thread-safe: wakes the loop; ``onWake`` runs on the loop thread soon after. No-op once stopped.
-    public func wake() {
-        lock.withLock {
-            if let c = wakeContext { lws_cancel_service(c) }
-        }
-    }
+    public func wake() { waker.wake() }
 
     /// Thread-safe: asks the loop to stop. On the loop thread every open connection then gets a 1001
     /// "going away" close frame, pending ones are abandoned, and `run()` returns once they are all gone or
     /// after ``WSClientOptions/stopDrainSeconds``.
-    public func requestStop() {
-        lock.withLock {
-            stopRequestedFlag = true
-            if let c = wakeContext { lws_cancel_service(c) }
-        }
-    }
+    public func requestStop() { waker.requestStop() }
 
     /// `true` once a stop has begun on the loop. Loop thread only.
     public var isStopping: Bool { stopping }
 
-    private func stopRequested() -> Bool { lock.withLock { stopRequestedFlag } }
-
     private func loopWoken() {
         if !hasRun { return }  // lws also cancels once while creating the context
-        if stopRequested() && !stopping { beginStop() }
+        if waker.stopRequested && !stopping { beginStop() }
         onWake?()
     }
 
@@ -175,7 +162,7 @@ public final class WSClientLoop: @unchecked Sendable {
     }
 
     private func tearDown(_ ctx: OpaquePointer) {
-        lock.withLock { wakeContext = nil }
+        waker.attach(nil)
         tearingDown = true
         timers.cancelAll()
         engine.contextWillBeDestroyed()

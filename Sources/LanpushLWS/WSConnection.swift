@@ -35,8 +35,7 @@ public final class WSConnection {
     /// Bytes sent in the current writable callback since `isChoked` last asked the kernel.
     var bytesSinceCheck = 0
     var writeFailed = false
-    var rxBuffer: [UInt8] = []
-    var rxInProgress = false
+    var assembler = MessageAssembler()
     /// The socket, for tests (TCP_NODELAY check).
     let socketFD: Int32
 
@@ -106,13 +105,7 @@ public final class WSConnection {
         guard let wsi, !closing else { return }
         closing = true
         closeCode = code
-        var r: [UInt8] = []
-        for scalar in reason.unicodeScalars {
-            let encoded = Array(String(scalar).utf8)
-            if r.count + encoded.count > 123 { break }
-            r.append(contentsOf: encoded)
-        }
-        closeReason = r
+        closeReason = closeReasonBytes(reason)
         lws_callback_on_writable(wsi)
     }
 }

@@ -59,3 +59,14 @@ final class WriteBuffer {
         _ = lws_write(wsi, p, n, lws_write_protocol(rawValue: 4))
     }
 }
+
+/// A close frame's reason as UTF-8, cut at a character boundary to the 123 bytes a close frame can carry.
+func closeReasonBytes(_ reason: String) -> [UInt8] {
+    var r: [UInt8] = []
+    for scalar in reason.unicodeScalars {
+        let encoded = Array(String(scalar).utf8)
+        if r.count + encoded.count > 123 { break }
+        r.append(contentsOf: encoded)
+    }
+    return r
+}
