@@ -57,6 +57,7 @@ struct LanpushDaemon: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "lanpushd")
+        for deprecation in settings.deprecations { logger.warning("config: \(deprecation)") }
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
 

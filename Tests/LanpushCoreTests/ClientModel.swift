@@ -18,6 +18,7 @@ struct ClientModel {
     mutating func receive(_ event: OutboundEvent) {
         frames += 1
         let json = event.json
+        if case .notificationsDropped = event { return }  // carries no seq of its own
         let seq = UInt64(json["seq"]!.numberValue!)
         switch event {
         case .snapshot(let epoch, _, let list):
@@ -36,13 +37,15 @@ struct ClientModel {
             held.phase = ActivityPhase(rawValue: json["phase"]!.stringValue!)!
             activities[tag] = held
         case .end(_, let tag, let patch, _):
-            guard var held = activities[tag], held.phase.isLive else {
-                violations.append("end of \(tag) that the client does not hold live (seq \(seq))")
+            guard var held = activities[tag], held.phase != .dismissed else {
+                violations.append("end of \(tag) that the client does not hold (seq \(seq))")
                 return
             }
+            if !held.phase.isLive, !patch.isEmpty { violations.append("end of ended \(tag) with a patch (seq \(seq))") }
             held.state = MergePatch.apply(patch, to: held.state)
             held.phase = .ended
             activities[tag] = held
+            if json["phase"] == "dismissed" { activities.removeValue(forKey: tag) }
         case .lifecycle(_, let tag, let phase):
             if phase == .dismissed {
                 activities.removeValue(forKey: tag)
@@ -53,6 +56,8 @@ struct ClientModel {
             }
         case .notification, .clear:
             notifications.append(seq)
+        case .notificationsDropped:
+            break
         }
         // A snapshot may carry the seq of the notification just before it: it is the state as of that seq.
         var snapshotAtSameSeq = false

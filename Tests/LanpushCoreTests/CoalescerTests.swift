@@ -12,7 +12,7 @@ import Testing
 
     /// Drives one session: apply commands to the ledger, fan changes to the coalescer, read frames.
     struct Harness {
-        var ledger = DeviceLedger(deviceId: "phone", epoch: "e1", historyCapacity: 64, notificationLimit: 50)
+        var ledger = DeviceLedger(deviceId: "phone", epoch: "e1", historyCapacity: 64)
         var coalescer: Coalescer
         var client = ClientModel()
         var now = 1_700_000_000.0
@@ -52,7 +52,10 @@ import Testing
         h.apply(live("washer", ["message": "Spinning", "progress": 1800], silent: true))
         #expect(h.read().map(\.json) == [["type": "update", "seq": 3, "tag": "washer", "phase": "active", "silent": true, "patch": ["message": "Spinning", "progress": 1800, "progress_max": .null]]])
         h.apply(.end(EndRequest(tag: "washer", dismissal: .after(60))))
-        #expect(h.read().map(\.json) == [["type": "end", "seq": 4, "tag": "washer", "patch": [:], "dismissal_date": .number(h.now + 60)]])
+        #expect(h.read().map(\.json) == [
+            ["type": "end", "seq": 4, "tag": "washer", "patch": [:], "dismissal_date": .number(h.now + 60)],
+            ["type": "clear", "seq": 5, "tag": "washer"],
+        ])
         #expect(h.client.violations.isEmpty)
     }
 
@@ -108,10 +111,9 @@ import Testing
         h.read()
         h.apply(live("a", ["message": "mid", "progress": 50]))
         h.apply(live("a", ["message": "done", "progress": 100]))
-        h.apply(.end(EndRequest(tag: "a")))
+        h.apply(.end(EndRequest(tag: "a", dismissal: .default)))
         let frames = h.read()
-        #expect(frames.count == 1)
-        #expect(frames.first?.json["type"] == "end")
+        #expect(frames.map { $0.json["type"] } == ["end", "clear"])
         #expect(h.client.activities["a"] == .init(state: ["message": "done", "progress": 100], phase: .ended, title: "A"))
     }
 

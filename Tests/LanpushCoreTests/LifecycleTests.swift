@@ -23,7 +23,7 @@ import Testing
     @Test func endKeepsFinalStateAndDefaultPolicyKeepsItVisibleFourHours() {
         var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
         _ = ledger.apply(update("Done"), now: t0)
-        #expect(ledger.apply(.end(EndRequest(tag: "washer")), now: t0 + 5).map(\.kind) == [.end])
+        #expect(ledger.apply(.end(EndRequest(tag: "washer", dismissal: .default)), now: t0 + 5).map(\.kind) == [.end, .clear])
         let a = ledger.activities["washer"]!
         #expect(a.phase == .ended && a.state == ["message": "Done"])
         #expect(a.dismissalDate == t0 + 5 + 4 * 3600)
@@ -71,7 +71,7 @@ import Testing
         _ = ledger.apply(.end(EndRequest(tag: "washer")), now: t0 + 1)
         #expect(ledger.apply(update("b", title: "New"), now: t0 + 2).map(\.kind) == [.start])
         let a = ledger.activities["washer"]!
-        #expect(a.generation == 3 && a.attributes.startedAt == t0 + 2 && a.attributes.title == "New")
+        #expect(a.generation == 4 && a.attributes.startedAt == t0 + 2 && a.attributes.title == "New")
     }
 
     @Test func clearOfATagWithoutActivityClearsTheNotification() {
@@ -96,12 +96,18 @@ import Testing
         #expect(ledger.pruneDismissed() == ["c"])
     }
 
-    @Test func notificationQueueIsBoundedOldestFirst() {
-        var ledger = DeviceLedger(deviceId: "d", epoch: "e1", notificationLimit: 3)
-        for i in 0..<5 { _ = ledger.apply(.notification(PlainNotification(message: "n\(i)")), now: t0) }
+    @Test func notificationQueueIsBoundedInBytesOldestFirst() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1", notificationQueueBytes: 4096)
+        let text = String(repeating: "n", count: 1200)
+        for i in 0..<5 { _ = ledger.apply(.notification(PlainNotification(message: "\(i)\(text)")), now: t0) }
         #expect(ledger.notifications.map(\.seq) == [3, 4, 5])
-        #expect(ledger.droppedNotifications == 2)
+        #expect(ledger.droppedNotificationTotal == 2 && ledger.droppedNotificationSeqs == [1, 2])
+        #expect(ledger.notificationBytes == ledger.notifications.reduce(0) { $0 + $1.bytes })
         ledger.pruneNotifications(through: 4)
         #expect(ledger.notifications.map(\.seq) == [5])
+        #expect(ledger.notificationBytes == ledger.notifications[0].bytes)
+        // One notification larger than the whole queue still stays: the newest is never dropped.
+        _ = ledger.apply(.notification(PlainNotification(message: String(repeating: "x", count: 8000))), now: t0)
+        #expect(ledger.notifications.map(\.seq) == [6])
     }
 }

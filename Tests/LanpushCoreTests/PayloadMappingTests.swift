@@ -132,9 +132,9 @@ struct PayloadMappingTests {
                 "washer_cycle", title: "Washing Machine",
                 ["message": "Cycle complete", "background_color": "#101820", "text_color": "#FFFFFF"])),
         Example(
-            name: "clear_notification ends the activity",
+            name: "clear_notification ends and dismisses the activity",
             payload: #"{"message":"clear_notification","data":{"tag":"washer_cycle"}}"#,
-            expected: .end(EndRequest(tag: "washer_cycle", dismissal: .default))),
+            expected: .end(EndRequest(tag: "washer_cycle", dismissal: .immediate))),
     ]
 
     @Test(arguments: seedExamples)
@@ -232,7 +232,7 @@ struct PayloadMappingTests {
         #expect(
             command
                 == .end(
-                    EndRequest(tag: "washer_cycle", dismissal: .at(1_750_000_600), staleDate: 1_750_000_300, relevanceScore: 1)))
+                    EndRequest(tag: "washer_cycle", dismissal: .at(1_750_000_600), staleDate: 1_750_000_300, relevanceScore: 3)))
     }
 
     // MARK: - Live update details
@@ -301,8 +301,9 @@ struct PayloadMappingTests {
         #expect(update.state == ["message": "m"])
     }
 
-    @Test(arguments: [(1.7, 1.0), (-0.2, 0.0), (0.5, 0.5)])
-    func relevanceScoreIsClamped(score: Double, expected: Double) throws {
+    /// ActivityKit takes any Double and orders by it: no clamping (50 and 100 must not become the same 1.0).
+    @Test(arguments: [(1.7, 1.7), (-0.2, -0.2), (0.5, 0.5), (100, 100)])
+    func relevanceScoreKeepsItsValue(score: Double, expected: Double) throws {
         let data = #"{"tag":"t","live_update":true,"relevance_score":\#(JSONValue.number(score))}"#
         #expect(try PayloadFixture.liveUpdate(#"{"data":\#(data)}"#).relevanceScore == expected)
         let end = try PayloadFixture.command(

@@ -26,7 +26,8 @@ def free_port():
 class Gateway:
     """One lanpushd process with its own config and state folder."""
 
-    def __init__(self, devices=("phone", "tablet"), session=None, limits=None, extra="", store=None):
+    def __init__(self, devices=("phone", "tablet"), session=None, limits=None, extra="", store=None, notifications=None):
+        """`notifications`: a device's plain-notification routing (`devices[].notifications`), e.g. {"phone": "lan"}."""
         self.dir = Path(tempfile.mkdtemp(prefix="lanpush-test-"))
         self.port = free_port()
         self.admin = secrets.token_urlsafe(24)
@@ -35,7 +36,8 @@ class Gateway:
         lines = [f'listen: "127.0.0.1:{self.port}"', f"admin_token: {self.admin}", f"viewer_token: {self.viewer}",
                  "log_level: debug", "mdns: {enabled: false}", "devices:"]
         for d, t in self.tokens.items():
-            lines.append(f"  - {{id: {d}, name: {d.title()}, token: {t}}}")
+            routing = f", notifications: {notifications[d]}" if notifications and d in notifications else ""
+            lines.append(f"  - {{id: {d}, name: {d.title()}, token: {t}{routing}}}")
         if session:
             lines.append("session: " + json.dumps(session))
         if limits:
@@ -144,6 +146,7 @@ class LanClient:
         self.ws = wsclient.connect(f"ws://127.0.0.1:{gw.port}/v1/stream", subprotocols=["lanpush.v1"], open_timeout=10, max_queue=None,
                                    max_size=None)
         self.activities = {}
+        self.dismissed = {}  # tag -> the last state of an activity removed by an end that dismissed it at once
         self.frames = []
         self.notifications = []
         self.seq = 0
@@ -188,6 +191,9 @@ class LanClient:
             a = self.activities[f["tag"]]
             a["state"] = apply_patch(a["state"], f["patch"])
             a["phase"] = "ended"
+            if f.get("phase") == "dismissed":  # ended and dismissed at once (clear_notification)
+                self.activities.pop(f["tag"], None)
+                self.dismissed[f["tag"]] = a
         elif t == "lifecycle":
             if f["phase"] == "dismissed":
                 self.activities.pop(f["tag"], None)

@@ -31,6 +31,11 @@ WASHER = [
      "--progress-max", "3600", "--icon", "mdi:washing-machine", "--icon-color", "#4CAF50", "--color", "#4CAF50"],
     ["--tag", "washer_cycle", "--end"],
 ]
+def plain(client):
+    """The plain notifications a client got (not the clears a clear_notification also sends)."""
+    return [n for n in client.notifications if n["type"] == "notification"]
+
+
 FINAL_STATE = {"message": "Cycle complete", "progress": 3600, "progress_max": 3600, "icon": "mdi:washing-machine",
                "color": "#4CAF50"}
 
@@ -205,19 +210,20 @@ def test_send_live_update_end_and_plain_notification(gateway):
     assert rinse["patch"]["progress"] == 900 and rinse["patch"]["chronometer"] is True
     assert abs(rinse["patch"]["countdown_end"] - (time.time() + 2700)) < 30
 
+    # --end is HA's clear_notification: the activity ends and is dismissed at once, as on the phone.
     r = lanpush("send", "--target", "phone", *WASHER[3], gw=gw)
     assert r.returncode == 0, r.stderr
-    assert c.pump(lambda c: c.activities["washer_cycle"]["phase"] == "ended")
-    assert c.state("washer_cycle") == FINAL_STATE
-    assert c.activities["washer_cycle"]["title"] == "Washing Machine"
+    assert c.pump(lambda c: "washer_cycle" in c.dismissed)
+    assert c.dismissed["washer_cycle"]["state"] == FINAL_STATE
+    assert c.dismissed["washer_cycle"]["title"] == "Washing Machine"
 
     # A plain notification (no tag), with JSON-typed --data; every device by default.
     r = lanpush("send", "--title", "Door", "--message", "Front door opened", "--data", "group=doors",
                 "--data", "ttl=0", "--data", "push.sound=\"chime\"", "--data", "urgent=true", gw=gw)
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.splitlines()) == ["phone: delivered", "tablet: queued"]
-    assert c.pump(lambda c: c.notifications)
-    n = c.notifications[0]
+    assert c.pump(lambda c: plain(c))
+    n = plain(c)[0]
     assert n["title"] == "Door" and n["message"] == "Front door opened"
     assert n["data"]["group"] == "doors" and n["data"]["ttl"] == 0 and n["data"]["urgent"] is True
     assert n["data"]["push"] == {"sound": "chime"}
@@ -225,8 +231,8 @@ def test_send_live_update_end_and_plain_notification(gateway):
     # --no-live with a tag is a plain notification that carries the tag.
     r = lanpush("send", "--target", "phone", "--tag", "door", "--no-live", "--message", "knock", gw=gw)
     assert r.returncode == 0, r.stderr
-    assert c.pump(lambda c: len(c.notifications) == 2)
-    assert c.notifications[1]["data"]["tag"] == "door" and "door" not in c.activities
+    assert c.pump(lambda c: len(plain(c)) == 2)
+    assert plain(c)[1]["data"]["tag"] == "door" and "door" not in c.activities
     c.close()
 
 
@@ -333,7 +339,8 @@ def test_watch_as_observer_of_every_device_with_the_viewer_token(gateway, watche
 
 def test_watch_as_device_acks_and_resumes(gateway, watches):
     gw = gateway()
-    w = watches(gw, "--device-token", gw.tokens["phone"], "--count", "5", "--timeout", "20").synced()
+    # Six events: the washer's start, two updates and end, the clear its clear_notification makes, the notification.
+    w = watches(gw, "--device-token", gw.tokens["phone"], "--count", "6", "--timeout", "20").synced()
     assert any("as device phone" in l for l in w.err)
     for flags in WASHER:
         r = lanpush("send", "--target", "phone", *flags, gw=gw)
@@ -346,13 +353,13 @@ def test_watch_as_device_acks_and_resumes(gateway, watches):
     assert resume, w.err
     point = resume[-1].split("--resume ")[1]
     epoch, seq = point.rsplit(":", 1)
-    assert int(seq) == 5
+    assert int(seq) == 6
 
     # Every frame was acknowledged: the queued notification is gone, and a resume from that point gets nothing
     # but the sync; the final state is still there for a fresh watcher.
     _, body = gw.get("/v1/devices")
     phone = {d["id"]: d for d in body["devices"]}["phone"]
-    assert phone["queued_notifications"] == 0 and phone["seq"] == 5
+    assert phone["queued_notifications"] == 0 and phone["seq"] == 6
     w2 = watches(gw, "--device-token", gw.tokens["phone"], "--resume", point, "--timeout", "2").synced()
     assert w2.finish() == 0
     assert event_lines(w2.out) == [] or all(k == "replay" for _, k, _ in event_lines(w2.out)), w2.out
@@ -360,7 +367,7 @@ def test_watch_as_device_acks_and_resumes(gateway, watches):
     w3 = watches(gw, "--device-token", gw.tokens["phone"], "--resume", point, "--count", "1", "--timeout", "10")
     assert w3.finish() == 0, w3.err
     [(_, kind, rest)] = [e for e in event_lines(w3.out) if e[1] != "replay"]
-    assert kind == "start" and rest.startswith("washer_cycle #6") and 'title="Washer 2"' in rest
+    assert kind == "start" and rest.startswith("washer_cycle #7") and 'title="Washer 2"' in rest
 
 
 def test_watch_json_prints_the_raw_frames(gateway, watches):

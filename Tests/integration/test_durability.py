@@ -122,7 +122,7 @@ def test_clean_restart_under_load_keeps_epoch_and_state(gateway):
 
 
 def test_registration_and_queued_notifications_survive_a_restart(gateway):
-    gw = gateway()
+    gw = gateway(notifications={"phone": "lan"})
     registered(gw)
     assert gw.relay("tok", title="Door", message="Front door opened", data={"group": "doors"})[0] == 202
     gw.stop(signal.SIGKILL)

@@ -155,7 +155,9 @@ def test_unknown_push_token_is_kept_for_the_relay_with_202(gw):
 
 
 def test_duplicate_hass_confirm_id_is_not_applied_twice(gw):
-    body = {"push_token": "tok", "message": "door", "data": {"group": "x"}, "hass_confirm_id": "c-1"}
+    # On the LAN (data.lanpush.path), though the device has relay credentials: the LAN client is the witness.
+    body = {"push_token": "tok", "message": "door", "data": {"group": "x", "lanpush": {"path": "lan"}},
+            "hass_confirm_id": "c-1"}
     assert gw.request("POST", "/api/sendPushNotification", body)[0] == 201
     assert gw.request("POST", "/api/sendPushNotification", body)[0] == 201
     gw.lan.pump(timeout=1)

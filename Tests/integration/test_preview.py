@@ -303,8 +303,9 @@ def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
     assert f["iconColor"] == "rgb(255, 152, 0)" and f["fillColor"] == "rgb(255, 152, 0)" and float(f["fillShare"].rstrip("%")) == 80
     assert f["title"] == "All Fields" and f["phase"] == "active"
 
-    # The end greys it out until its dismissal; a dismissal removes it.
-    push(gw, {"message": "clear_notification", "data": {"tag": "debug-all"}})
+    # An end that names a later dismissal greys it out until then; a dismissal removes it. (A clear_notification
+    # without one ends and dismisses at once, as on the phone.)
+    push(gw, {"message": "clear_notification", "data": {"tag": "debug-all", "dismissal_date": int(time.time()) + 3600}})
     browser.wait(f"document.querySelector('{card('debug-all')}').dataset.phase === 'ended'", what="ended")
     browser.wait(f"getComputedStyle(document.querySelector('{card('debug-all')}')).opacity === '0.5'",
                  what="the greying transition")

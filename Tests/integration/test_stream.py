@@ -42,19 +42,23 @@ def test_washer_cycle_arrives_as_start_patches_end_on_every_session(gateway):
         rinse = c.frames[[f["type"] for f in c.frames].index("update")]
         assert rinse["patch"]["progress"] == 900 and rinse["patch"]["icon"] == "mdi:washing-machine"
         assert abs(rinse["patch"]["countdown_end"] - (time.time() + 2700)) < 30
-        # Applying the patches reproduces the full state of the last update; the title never changed.
-        final = c.activities["washer_cycle"]
-        assert final["phase"] == "ended"
+        # Applying the patches reproduces the full state of the last update; the title never changed. The
+        # clear_notification ended it and dismissed it at once, as on the phone: the end frame says so.
+        end = next(f for f in c.frames if f["type"] == "end")
+        assert end["phase"] == "dismissed" and end["dismissal_date"] <= time.time() + 1
+        assert "washer_cycle" not in c.activities
+        final = c.dismissed["washer_cycle"]
         assert final["title"] == "Washing Machine"
         assert final["state"] == {"message": "Cycle complete", "progress": 3600, "progress_max": 3600,
                                   "icon": "mdi:washing-machine", "color": "#4CAF50"}
-    status, listing = gw.get("/v1/activities/washer_cycle")
-    assert status == 200 and listing["activities"][0]["phase"] == "ended"
-    assert listing["activities"][0]["state"] == a.activities["washer_cycle"]["state"]
+        # ...and cleared any notification with that tag.
+        assert c.pump(lambda c: any(n["type"] == "clear" and n["tag"] == "washer_cycle" for n in c.notifications))
+    status, _ = gw.get("/v1/activities/washer_cycle")
+    assert status == 404
 
 
 def test_reconnect_with_epoch_and_seq_yields_the_exact_final_state(gateway):
-    gw = gateway()
+    gw = gateway(notifications={"phone": "lan"})  # its plain notifications on the LAN, though it has relay credentials
     c = gw.client("phone", register="tok")
     c.pump(lambda c: c.frames)
     for i in range(5):

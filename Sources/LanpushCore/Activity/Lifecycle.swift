@@ -10,8 +10,10 @@ public enum Lifecycle {
     ) -> (activity: Activity, started: Bool) {
         if var activity = existing, activity.phase.isLive {
             activity.state = update.state
+            // ActivityKit's `ActivityContent`: every update carries its own stale date, and one without has none.
+            // So an update of a stale activity makes it active again unless its own date has passed too.
+            activity.staleDate = update.staleDate
             activity.phase = .active
-            if let stale = update.staleDate { activity.staleDate = stale }
             if let score = update.relevanceScore { activity.relevanceScore = score }
             activity.updatedAt = now
             activity.lastSeq = seq
@@ -27,16 +29,21 @@ public enum Lifecycle {
         return (activity, true)
     }
 
-    /// Ends a live activity; `nil` when there is nothing live to end.
+    /// Ends a live activity, or gives an ended one that is still visible a new dismissal (the user or an automation
+    /// dismisses it early); `nil` when it is already dismissed.
     public static func end(
         _ activity: Activity, dismissal: DismissalPolicy, seq: UInt64, now: Double,
         staleDate: Double? = nil, relevanceScore: Double? = nil
     ) -> Activity? {
-        guard activity.phase.isLive else { return nil }
+        guard activity.phase != .dismissed else { return nil }
         var ended = activity
-        ended.phase = .ended
-        ended.endedAt = now
-        ended.dismissalDate = dismissal.dismissalDate(endedAt: now)
+        if activity.phase.isLive {
+            ended.phase = .ended
+            ended.endedAt = now
+            ended.dismissalDate = dismissal.dismissalDate(endedAt: now)
+        } else {
+            ended.dismissalDate = dismissal.dismissalDate(endedAt: activity.endedAt ?? now, now: now)
+        }
         if let staleDate { ended.staleDate = staleDate }
         if let relevanceScore { ended.relevanceScore = relevanceScore }
         ended.updatedAt = now

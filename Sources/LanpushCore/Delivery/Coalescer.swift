@@ -33,12 +33,15 @@ public struct Coalescer: Sendable {
     private var snapshot: OutboundEvent?
     /// A `synced` frame is owed once every change up to this seq has gone out.
     private var syncTarget: UInt64?
+    /// The newest dropped notification this session was told about (or had been sent before it was dropped).
+    private var droppedReported: UInt64
 
     private init(window: Int, cursor: UInt64) {
         self.window = max(1, window)
         self.notificationCursor = cursor
         self.lastSentSeq = cursor
         self.ackedSeq = cursor
+        self.droppedReported = cursor
     }
 
     /// How a session starts: with a snapshot (first frame), or by replay from its resume point.
@@ -79,6 +82,8 @@ public struct Coalescer: Sendable {
         }
         let floor = resume.flatMap { $0.epoch == ledger.epoch && $0.seq <= ledger.seq ? $0.seq : nil } ?? 0
         var c = Coalescer(window: window, cursor: floor)
+        // A client starting afresh never had what was dropped before it came: only a resuming one is told.
+        if resume == nil, let newest = ledger.droppedNotificationSeqs.last { c.droppedReported = newest }
         for activity in ledger.visibleActivities { c.views[activity.tag] = activity.view }
         c.snapshot = .snapshot(epoch: ledger.epoch, seq: ledger.seq, activities: ledger.visibleActivities)
         c.syncTarget = ledger.seq
@@ -144,6 +149,13 @@ public struct Coalescer: Sendable {
     /// The next frame to send, if the session has credit and anything is due. Call until `nil`.
     /// `ledger` is `inout` only to record unsafe resume points.
     public mutating func next(ledger: inout DeviceLedger, now: Double) -> OutboundEvent? {
+        if let newest = ledger.droppedNotificationSeqs.last, newest > max(droppedReported, notificationCursor) {
+            let from = max(droppedReported, notificationCursor)
+            droppedReported = newest
+            if let missed = ledger.droppedNotifications(after: from) {
+                return .notificationsDropped(count: missed.count, through: missed.through)
+            }
+        }
         while hasCredit {
             let note = ledger.notifications.first { $0.seq > notificationCursor }
             if let frame = snapshot {
@@ -156,8 +168,10 @@ public struct Coalescer: Sendable {
                     sent(note.seq, now: now)
                     return note.event
                 }
+                // Not in flight: it needs no ack (a quiet device's client that acks only events is never
+                // closed for it), though an ack of its seq is still taken.
                 snapshot = nil
-                sent(frame.seq, now: now)
+                lastSentSeq = max(lastSentSeq, frame.seq)
                 return frame
             }
             let slot = peekSlot()
@@ -219,6 +233,10 @@ public struct Coalescer: Sendable {
         guard let want, want.phase != .dismissed else {
             views.removeValue(forKey: tag)
             guard let has, has.phase != .dismissed else { return nil }
+            if let want, want.generation == has.generation, has.phase.isLive {
+                // Ended and dismissed at once: one end frame with the final state, marked dismissed.
+                return .end(seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: want.state), view: want.view)
+            }
             return .lifecycle(seq: key, tag: tag, phase: .dismissed)
         }
         let target = want.view
@@ -228,7 +246,8 @@ public struct Coalescer: Sendable {
             // ended ones included, and replaces whatever the client still shows under the tag.
             return .start(seq: key, tag: tag, attributes: want.attributes, view: target, alert: p.alert)
         }
-        if want.phase == .ended, has.phase != .ended {
+        if want.phase == .ended, has.phase != .ended || has.dismissalDate != target.dismissalDate {
+            // The second case: an ended activity given a new dismissal; the patch is empty.
             return .end(seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target)
         }
         if want.phase.isLive,

@@ -10,26 +10,41 @@ public struct DeviceLedger: Sendable {
     /// Seq-ordered plain notifications and clears not yet acknowledged.
     public private(set) var notifications: [QueuedNotification] = []
     public private(set) var history: ResumeHistory
-    public let notificationLimit: Int
-    /// Notifications dropped because the queue was full (the oldest goes first).
-    public private(set) var droppedNotifications: UInt64 = 0
+    /// The queue's bound, in bytes of frames: past it the oldest undelivered notification is dropped (the newest
+    /// always stays). A sender is never refused and a client never disconnected for it.
+    public let notificationQueueBytes: Int
+    public private(set) var notificationBytes = 0
+    /// Seqs of the notifications dropped from the queue, oldest first (the most recent `droppedMemory`): a
+    /// session that had not been sent them is told how many it missed.
+    public private(set) var droppedNotificationSeqs: [UInt64] = []
+    /// Every notification dropped since start (a metric).
+    public private(set) var droppedNotificationTotal: UInt64 = 0
+    static let droppedMemory = 4096
 
-    public init(deviceId: String, epoch: String, seq: UInt64 = 0, historyCapacity: Int = 1024, notificationLimit: Int = 100) {
+    public static let defaultNotificationQueueBytes = 1 << 20
+
+    public init(
+        deviceId: String, epoch: String, seq: UInt64 = 0, historyCapacity: Int = 1024,
+        notificationQueueBytes: Int = DeviceLedger.defaultNotificationQueueBytes
+    ) {
         self.deviceId = deviceId
         self.epoch = epoch
         self.seq = seq
         self.history = ResumeHistory(capacity: historyCapacity)
-        self.notificationLimit = max(1, notificationLimit)
+        self.notificationQueueBytes = max(1, notificationQueueBytes)
     }
 
     /// Rebuilds a ledger from stored state (after a restart).
     public init(
         deviceId: String, epoch: String, seq: UInt64, activities: [Activity], notifications: [QueuedNotification],
-        historyCapacity: Int = 1024, notificationLimit: Int = 100
+        historyCapacity: Int = 1024, notificationQueueBytes: Int = DeviceLedger.defaultNotificationQueueBytes
     ) {
-        self.init(deviceId: deviceId, epoch: epoch, seq: seq, historyCapacity: historyCapacity, notificationLimit: notificationLimit)
+        self.init(
+            deviceId: deviceId, epoch: epoch, seq: seq, historyCapacity: historyCapacity,
+            notificationQueueBytes: notificationQueueBytes)
         for activity in activities { self.activities[activity.tag] = activity }
         self.notifications = notifications.sorted { $0.seq < $1.seq }
+        self.notificationBytes = self.notifications.reduce(0) { $0 + $1.bytes }
     }
 
     private mutating func nextSeq() -> UInt64 {
@@ -46,8 +61,9 @@ public struct DeviceLedger: Sendable {
         return activity.view
     }
 
-    /// Applies an interpreted payload and returns the change it made (an end of nothing live becomes a clear
-    /// of a notification with that tag). A full notification queue drops its oldest entry.
+    /// Applies an interpreted payload and returns the changes it made. A `clear_notification` ends (and, unless it
+    /// names a dismissal, dismisses) the activity under its tag and clears the notifications with that tag: an end
+    /// and a clear. A full notification queue drops its oldest entry. Companion-app commands change nothing here.
     public mutating func apply(_ command: PushCommand, now: Double, webhookId: String? = nil) -> [Change] {
         switch command {
         case .liveUpdate(let update):
@@ -58,27 +74,33 @@ public struct DeviceLedger: Sendable {
             if started { return [Change(seq: seq, kind: .start, tag: update.tag)] }
             return [Change(seq: seq, kind: .update, tag: update.tag, silent: update.silent, alert: update.alert)]
         case .end(let request):
+            var changes = [Change]()
             if let change = end(tag: request.tag, dismissal: request.dismissal, now: now, staleDate: request.staleDate, relevanceScore: request.relevanceScore) {
-                return [change]
+                changes.append(change)
             }
-            return [enqueue(.clear(tag: request.tag), now: now)]
+            changes.append(enqueue(.clear(tag: request.tag), now: now))
+            return changes
         case .notification(let notification):
             return [enqueue(.notification(notification), now: now)]
+        case .command:
+            return []
         }
     }
 
-    /// Ends the live activity under `tag`; `nil` if there is none.
+    /// Ends the live activity under `tag`, or applies a new dismissal to an ended one still visible; `nil` when
+    /// there is no activity under the tag or it is already dismissed.
     public mutating func end(
         tag: String, dismissal: DismissalPolicy, now: Double, staleDate: Double? = nil, relevanceScore: Double? = nil
     ) -> Change? {
-        guard let activity = activities[tag], activity.phase.isLive else { return nil }
+        guard let activity = activities[tag], activity.phase != .dismissed else { return nil }
         let seq = nextSeq()
         record(seq, tag: tag)
         activities[tag] = Lifecycle.end(activity, dismissal: dismissal, seq: seq, now: now, staleDate: staleDate, relevanceScore: relevanceScore)
         return Change(seq: seq, kind: .end, tag: tag)
     }
 
-    /// Ends every live activity (seed 004 `endAllActivities`).
+    /// Ends every activity not yet dismissed (the Scripting app's `endAllActivities`), ended ones included: they
+    /// take the new dismissal.
     public mutating func endAll(dismissal: DismissalPolicy, now: Double) -> [Change] {
         activities.keys.sorted().compactMap { end(tag: $0, dismissal: dismissal, now: now) }
     }
@@ -136,29 +158,47 @@ public struct DeviceLedger: Sendable {
     private mutating func enqueue(_ body: QueuedNotification.Body, now: Double) -> Change {
         let seq = nextSeq()
         record(seq, tag: nil)
-        notifications.append(QueuedNotification(seq: seq, body: body, acceptedAt: now))
-        if notifications.count > notificationLimit {
-            notifications.removeFirst(notifications.count - notificationLimit)
-            droppedNotifications += 1
-        }
+        let queued = QueuedNotification(seq: seq, body: body, acceptedAt: now)
+        notifications.append(queued)
+        notificationBytes += queued.bytes
+        if notificationBytes > notificationQueueBytes { dropOldestNotifications() }
         switch body {
         case .notification(let n): return Change(seq: seq, kind: .notification, tag: n.tag)
         case .clear(let tag): return Change(seq: seq, kind: .clear, tag: tag)
         }
     }
 
-    /// Drops notifications every interested session has acknowledged.
-    public mutating func pruneNotifications(through seq: UInt64) {
-        if let firstKept = notifications.firstIndex(where: { $0.seq > seq }) {
-            if firstKept > 0 { notifications.removeFirst(firstKept) }
-        } else {
-            notifications.removeAll()
+    private mutating func dropOldestNotifications() {
+        var count = 0
+        while notificationBytes > notificationQueueBytes, notifications.count - count > 1 {
+            notificationBytes -= notifications[count].bytes
+            droppedNotificationSeqs.append(notifications[count].seq)
+            count += 1
+        }
+        notifications.removeFirst(count)
+        droppedNotificationTotal += UInt64(count)
+        if droppedNotificationSeqs.count > Self.droppedMemory {
+            droppedNotificationSeqs.removeFirst(droppedNotificationSeqs.count - Self.droppedMemory)
         }
     }
 
-    /// Drops notifications older than `age` seconds.
-    public mutating func expireNotifications(olderThan cutoff: Double) {
-        notifications.removeAll { $0.acceptedAt < cutoff }
+    /// How many notifications with seq in `after+1 ... through` were dropped, and the newest of them.
+    public func droppedNotifications(after seq: UInt64) -> (count: Int, through: UInt64)? {
+        guard let newest = droppedNotificationSeqs.last, newest > seq else { return nil }
+        var count = 0
+        for dropped in droppedNotificationSeqs.reversed() {
+            guard dropped > seq else { break }
+            count += 1
+        }
+        return (count, newest)
+    }
+
+    /// Drops notifications every interested session has acknowledged.
+    public mutating func pruneNotifications(through seq: UInt64) {
+        let firstKept = notifications.firstIndex(where: { $0.seq > seq }) ?? notifications.count
+        guard firstKept > 0 else { return }
+        for i in 0..<firstKept { notificationBytes -= notifications[i].bytes }
+        notifications.removeFirst(firstKept)
     }
 
     public mutating func markUnsafeResumePoint(_ seq: UInt64) {

@@ -7,11 +7,15 @@ public enum OutboundEvent: Sendable, Hashable {
     case notification(seq: UInt64, PlainNotification)
     case clear(seq: UInt64, tag: String)
     case snapshot(epoch: String, seq: UInt64, activities: [Activity])
+    /// The device's notification queue overflowed (bounded in bytes): `count` notifications this session was
+    /// never sent, the newest with seq `through`, will not arrive. Carries no seq of its own and takes no ack.
+    case notificationsDropped(count: Int, through: UInt64)
 
     public var seq: UInt64 {
         switch self {
         case .start(let seq, _, _, _, _), .update(let seq, _, _, _, _, _), .end(let seq, _, _, _),
-            .lifecycle(let seq, _, _), .notification(let seq, _), .clear(let seq, _), .snapshot(_, let seq, _):
+            .lifecycle(let seq, _, _), .notification(let seq, _), .clear(let seq, _), .snapshot(_, let seq, _),
+            .notificationsDropped(_, let seq):
             return seq
         }
     }
@@ -42,6 +46,9 @@ public enum OutboundEvent: Sendable, Hashable {
                 "type": "end", "seq": .number(Double(seq)), "tag": .string(tag), "patch": .object(patch),
             ]
             if let date = view.dismissalDate { o["dismissal_date"] = .number(date.rounded()) }
+            // Ended and dismissed in one step (a clear_notification, as on the phone): the card goes at once.
+            if view.phase == .dismissed { o["phase"] = "dismissed" }
+            Self.addProperties(view, to: &o)
             return .object(o)
         case .lifecycle(let seq, let tag, let phase):
             return ["type": "lifecycle", "seq": .number(Double(seq)), "tag": .string(tag), "phase": .string(phase.rawValue)]
@@ -63,6 +70,8 @@ public enum OutboundEvent: Sendable, Hashable {
                 return .object(o)
             }
             return ["type": "snapshot", "epoch": .string(epoch), "seq": .number(Double(seq)), "activities": .array(items)]
+        case .notificationsDropped(let count, let through):
+            return ["type": "notifications_dropped", "count": .number(Double(count)), "through": .number(Double(through))]
         }
     }
 

@@ -8,11 +8,17 @@ public struct QueuedNotification: Sendable, Hashable {
     public var seq: UInt64
     public var body: Body
     public var acceptedAt: Double
+    /// What it weighs in the device's queue: the size of its frame (the queue is bounded in bytes).
+    public let bytes: Int
 
     public init(seq: UInt64, body: Body, acceptedAt: Double) {
         self.seq = seq
         self.body = body
         self.acceptedAt = acceptedAt
+        switch body {
+        case .notification(let n): self.bytes = OutboundEvent.notification(seq: seq, n).json.serializedBytes().count
+        case .clear(let tag): self.bytes = 40 + tag.utf8.count
+        }
     }
 
     public var event: OutboundEvent {

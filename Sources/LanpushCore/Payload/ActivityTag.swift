@@ -1,5 +1,7 @@
-/// The tag rule of seed 000: letters, digits, `-` and `_`, 1–64 characters. It names an activity on every
-/// device and path, and ends up in URLs (`/v1/activities/{tag}`), so it holds on every payload that carries one.
+/// The tag rule of HA's Live Activity docs: letters, digits, `-` and `_`, 1–64 characters. It names an activity on
+/// every device and path and ends up in URLs (`/v1/activities/{tag}`), so it holds for live updates. The tag of a
+/// plain notification — and of a `clear_notification` for one — is an opaque identifier on both platforms and is
+/// taken as sent.
 public enum ActivityTag {
     public static let maxLength = 64
 
@@ -17,7 +19,7 @@ public enum ActivityTag {
         let tag = try Coerce.string(value, at: path)
         guard isValid(tag) else {
             throw path.error(
-                "pattern", "a tag is 1–\(maxLength) letters, digits, '-' or '_'; got \(value.serialized()).")
+                "pattern", "a live update's tag is 1–\(maxLength) letters, digits, '-' or '_'; got \(value.serialized()).")
         }
         return tag
     }

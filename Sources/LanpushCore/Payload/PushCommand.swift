@@ -36,9 +36,9 @@ public struct LiveUpdate: Sendable, Hashable {
     public var state: ContentState
     public var silent: Bool
     public var alert: ActivityAlert?
-    /// Unix seconds.
+    /// Unix seconds. Every update carries its own (as ActivityKit's `ActivityContent` does): none means none.
     public var staleDate: Double?
-    /// Clamped to 0...1.
+    /// Any finite number, higher = more relevant (ActivityKit takes any Double and orders by it).
     public var relevanceScore: Double?
     public var event: LiveEvent?
 
@@ -79,24 +79,30 @@ public enum DismissalPolicy: Sendable, Hashable {
 
     public static let defaultRetention: Double = 4 * 3600
 
-    public func dismissalDate(endedAt: Double) -> Double {
+    /// When an activity that ended at `endedAt` goes, the policy being applied at `now` (later than the end when
+    /// an ended activity is dismissed again): the system's retention counts from the end, the others from now.
+    public func dismissalDate(endedAt: Double, now: Double? = nil) -> Double {
+        let from = now ?? endedAt
         switch self {
         case .default: return endedAt + Self.defaultRetention
-        case .immediate: return endedAt
-        case .after(let seconds): return endedAt + seconds
+        case .immediate: return from
+        case .after(let seconds): return from + seconds
         case .at(let date): return date
         }
     }
 }
 
-/// `message: clear_notification` with a tag: ends the activity (and clears a notification of that tag).
+/// `message: clear_notification` with a tag: ends the activity and clears the notifications of that tag, as both
+/// companion apps do ("Dismiss – identical on both platforms"). The tag may be any string: when it cannot name an
+/// activity (a plain notification's tag is opaque), only the clear remains.
 public struct EndRequest: Sendable, Hashable {
     public var tag: String
+    /// `.immediate` unless the payload names a `dismissal_date`: the phone removes the card at once.
     public var dismissal: DismissalPolicy
     public var staleDate: Double?
     public var relevanceScore: Double?
 
-    public init(tag: String, dismissal: DismissalPolicy = .default, staleDate: Double? = nil, relevanceScore: Double? = nil) {
+    public init(tag: String, dismissal: DismissalPolicy = .immediate, staleDate: Double? = nil, relevanceScore: Double? = nil) {
         self.tag = tag
         self.dismissal = dismissal
         self.staleDate = staleDate
@@ -117,7 +123,38 @@ public struct PlainNotification: Sendable, Hashable {
         self.data = data
     }
 
-    public var tag: String? { data["tag"]?.stringValue }
+    /// Opaque: whatever HA sent (dots, spaces, colons, long ids), numbers in their JSON spelling.
+    public var tag: String? {
+        switch data["tag"] {
+        case .string(let s)?: return s
+        case .number(let n)? where n.isFinite: return JSONValue.number(n).serialized()
+        default: return nil
+        }
+    }
+}
+
+/// A message the companion app executes instead of showing (`request_location_update`, Android's
+/// `command_dnd`, …; the Home Assistant companion docs, "Notification Commands"). Only the companion app can carry
+/// it out, so it always travels through the relay, exactly as sent; LAN sessions never get it.
+public struct CompanionCommand: Sendable, Hashable {
+    public var message: NotifyMessage
+
+    public init(message: NotifyMessage) {
+        self.message = message
+    }
+
+    public var name: String { message.message ?? "" }
+
+    /// iOS and Android commands by name; Android's device commands all start with `command_`.
+    public static let names: Set<String> = [
+        "request_location_update", "clear_badge", "update_complications", "update_widgets", "reload_widgets",
+        "remove_channel", "TTS",
+    ]
+
+    public static func isCommand(_ message: String?) -> Bool {
+        guard let message else { return false }
+        return names.contains(message) || (message.hasPrefix("command_") && message.count > "command_".count)
+    }
 }
 
 /// One accepted notify payload, interpreted.
@@ -125,12 +162,14 @@ public enum PushCommand: Sendable, Hashable {
     case liveUpdate(LiveUpdate)
     case end(EndRequest)
     case notification(PlainNotification)
+    case command(CompanionCommand)
 
     public var tag: String? {
         switch self {
         case .liveUpdate(let u): return u.tag
         case .end(let e): return e.tag
         case .notification(let n): return n.tag
+        case .command: return nil
         }
     }
 }

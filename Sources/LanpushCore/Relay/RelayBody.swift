@@ -4,7 +4,8 @@
 ///
 /// - `data.when` is made absolute when `data.when_relative` was true — `round(acceptedAt + when)`, the same
 ///   `countdown_end` the LAN state got — and `when_relative` is removed, so pacing and retries never shift a timer;
-/// - `data.template` is removed: Aivi templates are LAN-only (`templateRemoved` tells the caller, for a metric);
+/// - `data.template` is removed: Aivi templates are LAN-only (`templateRemoved` tells the caller, for a metric),
+///   and so is `data.lanpush` (lanpush's own routing options);
 /// - `live_activity_token` (top level) and `data.event` are added when known and absent; what HA sent wins.
 ///
 /// Everything else — `silent` (the relay sends priority 5 from `data.silent`), `hass_confirm_id`, unknown keys,
@@ -31,6 +32,7 @@ public struct RelayBody: Sendable, Hashable {
         var body = request
         var result = RelayBody(json: .null)
         if var data = body["data"]?.objectValue {
+            data.removeValue(forKey: PayloadInterpreter.optionsKey)  // lanpush's own routing options
             result.templateRemoved = data.removeValue(forKey: "template") != nil
             result.whenResolved = resolveWhen(in: &data, acceptedAt: acceptedAt)
             if let event, data["event"] == nil || data["event"] == .null { data["event"] = .string(event.rawValue) }

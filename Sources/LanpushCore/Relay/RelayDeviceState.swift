@@ -43,6 +43,8 @@ struct DeviceState: Sendable {
     var failures = 0
     var backoffUntil: Double?
     var tokenInvalid = false
+    /// The device's items go to HA's Android relay path (see `RelayItem.isAndroid`).
+    var android = false
     /// Cached: the earliest time `dispatch` may release something; `nil` = nothing waits (or only answers).
     var wake: Double?
 
@@ -58,6 +60,7 @@ struct DeviceState: Sendable {
     /// Adds an entry to its lane; returns how many queued items that removed (superseded ones, plus the
     /// entry itself when an end cancels a start never sent).
     mutating func enqueue(_ entry: Entry, limits: RelayLimits) -> Int {
+        android = entry.item.isAndroid
         guard entry.item.isSlotItem, let tag = entry.item.tag else {
             var e = entry
             if e.item.kind != .notification { e.item.kind = .notification }
@@ -153,7 +156,8 @@ struct DeviceState: Sendable {
     }
 
     /// Lets time act on the gates, then says which lanes may send now and when the rest may.
-    private mutating func plan(now: Double, limits: RelayLimits) -> Plan {
+    private mutating func plan(now: Double, limits deviceLimits: RelayLimits) -> Plan {
+        let limits = android ? deviceLimits.android : deviceLimits
         if let r = resetsAt, r <= now {
             resetsAt = nil
             remaining = nil

@@ -35,7 +35,7 @@ public struct RelayItem: Sendable, Hashable {
                 case nil: self = activityLive ? .update : .start
                 }
             case .end: self = .end
-            case .notification: self = .notification
+            case .notification, .command: self = .notification
             }
         }
 
@@ -64,6 +64,18 @@ public struct RelayItem: Sendable, Hashable {
         self.body = body
         self.seq = seq
     }
+
+    /// HA's Android relay path, or a registration from HA's Android app: Apple's render pacing and push-to-start
+    /// budget mean nothing there (the relay's daily quota still holds).
+    public var isAndroid: Bool {
+        if url.contains(Self.androidPath) { return true }
+        let appId = body["registration_info"]?["app_id"]?.stringValue ?? ""
+        return appId.hasPrefix(Self.androidAppIdPrefix)
+    }
+
+    public static let androidPath = "/api/sendPush/android/"
+    /// HA's Android companion app ids (`io.homeassistant.companion.android`, `….minimal`, `….debug`).
+    public static let androidAppIdPrefix = "io.homeassistant.companion.android"
 
     /// Whether the item lives in a (device, tag) slot rather than the device's notification queue.
     public var isSlotItem: Bool { kind.isSlotKind && tag != nil }
@@ -157,6 +169,15 @@ public struct RelayLimits: Sendable, Hashable {
     public var maxItems: Int = 10_000
     /// An end that supersedes a pending update carries that update's state (see `RelayBodyEdit`).
     public var endCarriesFinalState: Bool = true
+
+    /// The limits for an Android device: no render interval and no push-to-start budget (both are iOS rules),
+    /// the same quota.
+    public var android: RelayLimits {
+        var l = self
+        l.minUpdateInterval = 0
+        l.startsPerHour = Int(Int32.max)
+        return l
+    }
 
     public init() {}
 

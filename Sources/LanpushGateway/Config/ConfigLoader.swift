@@ -50,8 +50,10 @@ public enum ConfigLoader {
                 guard ids.insert(id).inserted else { throw ConfigError(key: "devices[\(i)].id", message: "duplicate device id '\(id)'") }
                 guard tokens.insert(token).inserted else { throw ConfigError(key: "devices[\(i)].token", message: "two devices share this token") }
                 let name = try d.string("name") ?? id
+                let routing = try d.oneOf("notifications", NotificationRouting.allCases.map(\.rawValue))
+                    .flatMap(NotificationRouting.init(rawValue:)) ?? .auto
                 try d.finish()
-                config.devices.append(.init(id: id, name: name, token: token))
+                config.devices.append(.init(id: id, name: name, token: token, notifications: routing))
             }
         }
         if var s = try reader.section("session") {
@@ -64,7 +66,12 @@ public enum ConfigLoader {
         if var s = try reader.section("limits") {
             config.limits.maxBody = try s.int("max_body", min: 1024, max: 16 << 20) ?? config.limits.maxBody
             config.limits.maxSessions = try s.int("max_sessions", min: 1, max: 1_000_000) ?? config.limits.maxSessions
-            config.limits.notificationQueue = try s.int("notification_queue", min: 1, max: 100_000) ?? config.limits.notificationQueue
+            config.limits.notificationQueueBytes =
+                try s.int("notification_queue_bytes", min: 4096, max: 1 << 30) ?? config.limits.notificationQueueBytes
+            if try s.int("notification_queue", min: 1, max: 100_000) != nil {
+                config.deprecations.append(
+                    "limits.notification_queue is no longer used: the queue is bounded in bytes (limits.notification_queue_bytes)")
+            }
             try s.finish()
         }
         if var s = try reader.section("relay") {

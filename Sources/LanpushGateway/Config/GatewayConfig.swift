@@ -7,6 +7,8 @@ public struct GatewayConfig: Sendable, Equatable {
         public var id: String
         public var name: String
         public var token: String
+        /// How its plain notifications travel (`devices[].notifications`; the README's routing table).
+        public var notifications: NotificationRouting = .auto
     }
 
     public struct Session: Sendable, Equatable {
@@ -19,7 +21,9 @@ public struct GatewayConfig: Sendable, Equatable {
     public struct Limits: Sendable, Equatable {
         public var maxBody: Int = 64 * 1024
         public var maxSessions: Int = 10_000
-        public var notificationQueue: Int = 100
+        /// Per device, in bytes of frames; past it the oldest undelivered notification is dropped (counted, logged,
+        /// and told to the client in-band). Never a disconnect.
+        public var notificationQueueBytes: Int = DeviceLedger.defaultNotificationQueueBytes
     }
 
     public struct Relay: Sendable, Equatable {
@@ -70,6 +74,8 @@ public struct GatewayConfig: Sendable, Equatable {
     public var store = Store()
     public var homeAssistant = HomeAssistant()
     public var logLevel = "info"
+    /// Keys that were accepted but mean nothing any more (the daemon logs each at start).
+    public var deprecations: [String] = []
 
     public init() {}
 }

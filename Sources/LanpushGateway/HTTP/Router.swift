@@ -43,7 +43,16 @@ struct Router {
     }
 
     func route(_ request: HTTPRequest) -> Answer {
-        let path = request.path.count > 1 && request.path.hasSuffix("/") ? String(request.path.dropLast()) : request.path
+        var path = request.path
+        // A page may be asked for with a trailing slash ("/preview/"); an API path may not.
+        if path.count > 1, path.hasSuffix("/"), page(String(path.dropLast())) != nil { path.removeLast() }
+        // An empty segment is never meant: lws cuts a decoded path at `%00`, so `DELETE /v1/activities/%00` arrives
+        // as "/v1/activities/" — which must not read as "every activity".
+        if path.utf8.contains(0) || (path != "/" && path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().contains("")) {
+            let shown = path.map { $0 == "\0" ? "%00" : String($0) }.joined()
+            return reject(400, "bad_path", field: "path", rule: "segment",
+                "path: empty segments and NUL bytes are not allowed (got '\(shown)')")
+        }
         let segments = path.split(separator: "/").map(String.init)
         switch (request.method, segments) {
         case (.get, ["healthz"]), (.head, ["healthz"]):

@@ -18,6 +18,8 @@ final class DeviceRecord {
     var registration: Registration?
     var liveActivityTokens: [String: JSONValue] = [:]
     var pushToStartToken: String?
+    /// How its plain notifications travel (config `devices[].notifications`).
+    var notifications: NotificationRouting = .auto
     var lastSeen: Double?
     /// The newest seq any session of the device acknowledged: what reached it over the LAN.
     var deliveredSeq: UInt64 = 0
@@ -42,6 +44,7 @@ final class DeviceRecord {
             "epoch": .string(ledger.epoch), "seq": .number(Double(ledger.seq)),
             "activities": .number(Double(ledger.visibleActivities.count)),
             "queued_notifications": .number(Double(ledger.notifications.count)),
+            "notifications": .string(notifications.rawValue),
         ]
         if let lastSeen { o["last_seen"] = .number(lastSeen.rounded()) }
         if let registration {

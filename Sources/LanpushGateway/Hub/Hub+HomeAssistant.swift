@@ -20,10 +20,10 @@ extension Hub {
         let confirmId = event["hass_confirm_id"]?.stringValue
         if let confirmId, let seen = recentConfirmIds[confirmId], now - seen < 60 { return .duplicate }
         let message: NotifyMessage
-        let command: PushCommand
+        let accepted: AcceptedPush
         do {
             message = try NotifyMessage.decode(event)
-            command = try PayloadInterpreter.interpret(message, now: now)
+            accepted = try PayloadInterpreter.accept(message, now: now)
         } catch {
             metrics.reject("validation")
             return .rejected(error)
@@ -33,13 +33,20 @@ extension Hub {
         if let confirmId { recentConfirmIds[confirmId] = now }
         // The relay side, as for /v1/push: the body lanpush would have sent for this device's own (client-given)
         // relay registration — never the HA registration's push_url, which is lanpush itself.
+        let command = accepted.command
         let liveEvent = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
         let liveActivityToken = event["live_activity_token"]?.stringValue
             ?? command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue }
         let relay = RelayBody.native(
             message, pushToken: device.registration?.pushToken, registrationInfo: device.registration?.registrationInfo,
             acceptedAt: now, liveActivityToken: liveActivityToken, event: liveEvent)
-        return .applied(delivered: apply(command, to: id, webhookId: webhookId, relay: relay))
+        let routed = route(accepted, to: id, webhookId: webhookId, relay: relay)
+        if routed.refused {
+            metrics.reject("no_relay")
+            return .rejected(noRelay(command, device: id, field: "message"))
+        }
+        noteWarnings(accepted, device: id)
+        return .applied(delivered: routed.lan == .delivered)
     }
 
     /// Makes HA's push_url fallback for `token` (the registration's `app_data.push_token`) reach device `id`, as

@@ -1,5 +1,6 @@
 import Foundation
 import LanpushCore
+import Logging
 
 /// An HTTP answer before it is written: status and JSON body.
 struct HTTPAnswer {
@@ -34,9 +35,9 @@ extension Hub {
             metrics.reject("validation")
             return .error(400, error)
         }
-        let command: PushCommand
+        let accepted: AcceptedPush
         do {
-            command = try PayloadInterpreter.interpret(request.notification, now: now)
+            accepted = try PayloadInterpreter.accept(request.notification, now: now)
         } catch {
             metrics.reject("validation")
             counters.record(request.pushToken, success: false, now: now)
@@ -51,23 +52,63 @@ extension Hub {
         }
         guard let deviceId = deviceByPushToken[request.pushToken], let device = devices[deviceId] else {
             // A push_token no client registered: proxied to the upstream relay, paced. Never waits for it.
-            relayUnknownToken(request, command: command, path: path, now: now)
-            return relayAccepted(request, status: 202, now: now)
+            relayUnknownToken(request, command: accepted.command, path: path, now: now)
+            return relayAccepted(request, status: 202, now: now, warnings: accepted.warnings)
         }
         let webhookId = request.registrationInfo["webhook_id"]?.stringValue
         let event = request.notification.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
+        let command = accepted.command
         let liveActivityToken = request.liveActivityToken ?? command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue }
         let relay = RelayBody.forwarding(request.raw, acceptedAt: now, liveActivityToken: liveActivityToken, event: event)
-        let connected = apply(command, to: deviceId, webhookId: webhookId, relay: relay, path: path)
-        return relayAccepted(request, status: connected ? 201 : 202, now: now)
+        let routed = route(accepted, to: deviceId, webhookId: webhookId, relay: relay, path: path)
+        if routed.refused {
+            metrics.reject("no_relay")
+            counters.record(request.pushToken, success: false, now: now)
+            return .error(422, noRelay(accepted.command, device: deviceId, field: "push_token"))
+        }
+        noteWarnings(accepted, device: deviceId)
+        return relayAccepted(request, status: routed.lan == .delivered ? 201 : 202, now: now, warnings: accepted.warnings)
     }
 
-    private func relayAccepted(_ request: RelayPushRequest, status: Int, now: Double, count: Bool = true) -> HTTPAnswer {
+    private func relayAccepted(
+        _ request: RelayPushRequest, status: Int, now: Double, count: Bool = true, warnings: [FieldWarning] = []
+    ) -> HTTPAnswer {
         if count { counters.record(request.pushToken, success: true, now: now) }
-        return HTTPAnswer(status: status, body: [
+        var body: [String: JSONValue] = [
             "messageId": .string(UUID().uuidString.lowercased()), "target": .string(request.pushToken),
             "rateLimits": counters.json(for: request.pushToken, now: now),
-        ])
+        ]
+        if !warnings.isEmpty { body["warnings"] = .array(warnings.map(\.json)) }
+        return HTTPAnswer(status: status, body: .object(body))
+    }
+
+    /// Why a payload that needs the relay was refused for a device without relay credentials.
+    func noRelay(_ command: PushCommand, device: String, field: String) -> FieldError {
+        let what: String
+        if case .command(let c) = command {
+            what = "'\(c.name)' is a companion-app command: only the relay reaches the companion app"
+        } else {
+            what = "this notification is routed to the relay (the device's `notifications` setting or data.lanpush.path)"
+        }
+        return FieldError(
+            field: field, rule: "relay_credentials",
+            message: "\(what), and device '\(device)' has no relay credentials (a registered push_token and push_url, or relay.upstream)")
+    }
+
+    /// Logs the warnings about an accepted payload when it starts an activity; on updates they are in the answer
+    /// only (an automation that leaves the title out of every update would otherwise fill the log).
+    func noteWarnings(_ accepted: AcceptedPush, device id: String) {
+        guard !accepted.warnings.isEmpty else { return }
+        if case .liveUpdate(let update) = accepted.command, let activity = devices[id]?.ledger.activities[update.tag],
+            activity.generation != activity.lastSeq
+        {
+            return
+        }
+        for warning in accepted.warnings {
+            logger.notice("accepted with a warning: \(warning.message)", metadata: [
+                "device": "\(id)", "field": "\(warning.field)", "tag": "\(accepted.command.tag ?? "")",
+            ])
+        }
     }
 
     /// `POST /v1/push`: the notify service data plus `targets` (device ids or "all"; missing = all).
@@ -97,31 +138,35 @@ extension Hub {
         }
         var rest = object
         rest.removeValue(forKey: "targets")
-        let command: PushCommand
+        let accepted: AcceptedPush
         let message: NotifyMessage
         let now = clock()
         do {
             message = try NotifyMessage.decode(rest)
-            command = try PayloadInterpreter.interpret(message, now: now)
+            accepted = try PayloadInterpreter.accept(message, now: now)
         } catch {
             metrics.reject("validation")
             return .error(400, error)
         }
+        let command = accepted.command
         var results = [JSONValue]()
         var known = 0
+        var refused = [String]()
         for id in targets {
-            guard devices[id] != nil else {
+            guard let device = devices[id] else {
                 results.append(["target": .string(id), "result": "unknown_target"])
                 continue
             }
             known += 1
-            let device = devices[id]!
             let relay = RelayBody.native(
                 message, pushToken: device.registration?.pushToken, registrationInfo: device.registration?.registrationInfo,
                 acceptedAt: now, liveActivityToken: command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue })
-            let delivered = apply(command, to: id, webhookId: nil, relay: relay)
-            let result = delivered ? "delivered" : relayReachable(device) ? "relay" : "queued"
-            results.append(["target": .string(id), "result": .string(result)])
+            let routed = route(accepted, to: id, webhookId: nil, relay: relay)
+            var result: [String: JSONValue] = ["target": .string(id), "result": .string(routed.result)]
+            if routed.relay && routed.lan != .none && routed.result != "relay" { result["relay"] = true }
+            if routed.refused { refused.append(id) }
+            results.append(.object(result))
+            if !routed.refused { noteWarnings(accepted, device: id) }
         }
         if known == 0 {
             metrics.reject("no_target")
@@ -129,7 +174,15 @@ extension Hub {
                 "message": "targets: no such device", "field": "targets", "rule": "exists", "results": .array(results),
             ])
         }
-        return HTTPAnswer(status: 202, body: ["results": .array(results)])
+        if refused.count == known {
+            metrics.reject("no_relay")
+            var o = noRelay(command, device: refused.joined(separator: "', '"), field: "targets").json.objectValue ?? [:]
+            o["results"] = .array(results)
+            return HTTPAnswer(status: 422, body: .object(o))
+        }
+        var answer: [String: JSONValue] = ["results": .array(results)]
+        if !accepted.warnings.isEmpty { answer["warnings"] = .array(accepted.warnings.map(\.json)) }
+        return HTTPAnswer(status: 202, body: .object(answer))
     }
 
     func listActivities(tag: String?, device filter: String?) -> HTTPAnswer {
@@ -150,15 +203,20 @@ extension Hub {
         return HTTPAnswer(status: 200, body: ["activities": .array(items)])
     }
 
-    /// `DELETE /v1/activities[/{tag}]?dismissal=immediate|default|<seconds>&device=`.
+    static let maxDismissalInterval: Double = 86_400
+
+    /// `DELETE /v1/activities[/{tag}]?dismissal=immediate|default|<seconds>&device=`. An ended activity that is
+    /// still visible takes the new dismissal (the preview's *Dismiss*); a dismissed or unknown tag is 404.
     func endActivities(tag: String?, device filter: String?, dismissal text: String?) -> HTTPAnswer {
         let policy: DismissalPolicy
         switch text {
         case nil, "default": policy = .default
         case "immediate": policy = .immediate
         case let value?:
-            guard let seconds = Double(value), seconds.isFinite else {
-                return .error(400, field: "dismissal", rule: "enum", "dismissal: use immediate, default or a number of seconds")
+            // Bounded so the dismissal date stays a real time (a day is far beyond the system's 4 h anyway).
+            guard let seconds = Double(value), seconds.isFinite, abs(seconds) <= Self.maxDismissalInterval else {
+                return .error(400, field: "dismissal", rule: "enum",
+                    "dismissal: use immediate, default or a number of seconds within ±\(Int(Self.maxDismissalInterval))")
             }
             policy = DismissalPolicy(interval: seconds)
         }
@@ -178,7 +236,7 @@ extension Hub {
             fanOut(changes, device: device.id)
         }
         if let tag, ended.isEmpty {
-            return .error(404, field: "tag", rule: "exists", "tag: no live activity '\(tag)'")
+            return .error(404, field: "tag", rule: "exists", "tag: no live or ended activity '\(tag)'")
         }
         return HTTPAnswer(status: 200, body: ["ended": .array(ended)])
     }

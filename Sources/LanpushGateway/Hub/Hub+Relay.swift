@@ -61,7 +61,7 @@ extension Hub {
         submitRelay(RelayItem(device: key, tag: tag, kind: kind, url: upstreamURL(path: path), body: body.json, seq: unknownTokenSeq))
     }
 
-    private func submitRelay(_ item: RelayItem) {
+    func submitRelay(_ item: RelayItem) {
         let result = relayPacer.submit(item, now: clock())
         if !result.accepted { metrics.relayDropped.increment() }
         if result.superseded > 0 { metrics.coalesced.increment(by: Int64(result.superseded)) }

@@ -90,6 +90,15 @@ extension Hub {
         }
     }
 
+    /// A seq from a client frame: an integer a JSON number holds exactly. Anything else (1e20, 2^64, NaN from a
+    /// hostile client) is refused before it reaches a conversion that would trap.
+    static func wireSeq(_ value: JSONValue?) -> UInt64? {
+        guard let n = value?.numberValue, n.isFinite, n >= 0, n <= 9_007_199_254_740_992, n == n.rounded(.down) else {
+            return nil
+        }
+        return UInt64(n)
+    }
+
     private func protocolError(_ session: StreamSession, _ message: String) {
         session.queueControl(["type": "error", "message": .string(message)])
     }
@@ -136,8 +145,11 @@ extension Hub {
         case .device(let id):
             guard let device = devices[id] else { return }
             var resume: (epoch: String, seq: UInt64)?
-            if let epoch = message["epoch"]?.stringValue, let seq = message["seq"]?.numberValue, seq >= 0 {
-                resume = (epoch, UInt64(seq))
+            if let epoch = message["epoch"]?.stringValue, let raw = message["seq"], !raw.isNull {
+                guard let seq = Self.wireSeq(raw) else {
+                    return protocolError(session, "subscribe: 'seq' must be an integer from 0 to 2^53")
+                }
+                resume = (epoch, seq)
             }
             let (coalescer, start) = Coalescer.subscribe(ledger: device.ledger, resume: resume, window: config.session.window)
             session.coalescers[id] = coalescer
@@ -155,10 +167,10 @@ extension Hub {
     }
 
     private func acknowledge(_ session: StreamSession, _ message: [String: JSONValue]) {
-        guard let id = session.deviceId, let seq = message["seq"]?.numberValue, seq >= 0 else {
-            return protocolError(session, session.isObserver ? "observers do not ack" : "ack needs a numeric 'seq'")
+        guard let id = session.deviceId, let seq = Self.wireSeq(message["seq"]) else {
+            return protocolError(session, session.isObserver ? "observers do not ack" : "ack: 'seq' must be an integer from 0 to 2^53")
         }
-        session.coalescers[id]?.acknowledge(UInt64(seq))
+        session.coalescers[id]?.acknowledge(seq)
         guard let device = devices[id] else { return }
         if let acked = session.coalescers[id]?.ackedSeq { device.deliveredSeq = max(device.deliveredSeq, acked) }
         // A notification is done once every session of the device has acknowledged it.

@@ -60,8 +60,9 @@ final class Hub {
             let ledger = DeviceLedger(
                 deviceId: d.id, epoch: row.map { unclean ? epoch : $0.epoch } ?? epoch, seq: row?.seq ?? 0,
                 activities: stored?.activities[d.id] ?? [], notifications: stored?.notifications[d.id] ?? [],
-                notificationLimit: config.limits.notificationQueue)
+                notificationQueueBytes: config.limits.notificationQueueBytes)
             let device = DeviceRecord(id: d.id, name: d.name, ledger: ledger)
+            device.notifications = d.notifications
             if let row {
                 if let token = row.pushToken {
                     device.registration = .init(pushToken: token, pushURL: row.pushURL, registrationInfo: row.registrationInfo)
@@ -85,16 +86,9 @@ final class Hub {
         guard !changes.isEmpty, let device = devices[id] else { return }
         journal(changes, device: device)
         metrics.eventsIn.increment(by: Int64(changes.count))
-        let droppedSome = changes.contains { !$0.isSlotChange } && device.ledger.droppedNotifications > 0
-        let oldestKept = device.ledger.notifications.first?.seq ?? 0
         for sid in device.sessions {
             guard let session = sessions[sid], session.coalescers[id] != nil else { continue }
             for change in changes where session.coalescers[id]!.note(change) { metrics.coalesced.increment() }
-            if droppedSome, session.coalescers[id]!.notificationCursor + 1 < oldestKept {
-                // The queue dropped a notification this session was never sent: it is too slow.
-                close(session, code: 4003, reason: "too slow: notification queue full")
-                continue
-            }
             session.transport.requestWritable()
         }
         for oid in observerIDs {
@@ -102,35 +96,6 @@ final class Hub {
             for change in changes { session.coalescers[id]!.note(change) }
             session.transport.requestWritable()
         }
-    }
-
-    /// Applies one command to a device and fans it out: to its live sessions, or — with none — to the relay
-    /// path when the device has a relay target. `relay` is the request as HA sent it (or would have); it is
-    /// remembered per slot so a device that goes away later drains what it had not acknowledged.
-    /// Returns whether a live session will carry it.
-    @discardableResult
-    func apply(_ command: PushCommand, to id: String, webhookId: String?, relay: RelayBody? = nil, path: String? = nil) -> Bool {
-        guard let device = devices[id] else { return false }
-        let changes = device.ledger.apply(command, now: clock(), webhookId: webhookId)
-        fanOut(changes, device: id)
-        if let relay {
-            for change in changes {
-                if change.isSlotChange, let tag = change.tag {
-                    device.relayBodies[tag] = relay.json
-                } else {
-                    device.relayNotificationBodies[change.seq] = relay.json
-                }
-            }
-            let oldest = device.ledger.notifications.first?.seq ?? device.ledger.seq + 1
-            if device.relayNotificationBodies.count > device.ledger.notifications.count {
-                device.relayNotificationBodies = device.relayNotificationBodies.filter { $0.key >= oldest }
-            }
-            if !device.isConnected, let url = relayURL(for: device, path: path) {
-                self.relay(changes, device: device, body: relay, url: url)
-                pumpRelay()
-            }
-        }
-        return device.isConnected
     }
 
     /// Whether a gone device's traffic would reach the relay (a registered push token that is still valid).

@@ -284,8 +284,13 @@ function onFrame(f) {
       act.state = mergePatch(act.state, f.patch || {});
       act.seq = f.seq; act.updates++;
       noteRemaining(act, false);
-      if (f.type === 'end') { act.phase = 'ended'; act.dismissal_date = f.dismissal_date; }
-      else {
+      if (f.type === 'end') {
+        act.phase = 'ended'; act.dismissal_date = f.dismissal_date;
+        if (f.stale_date !== undefined) act.stale_date = f.stale_date;
+        if (f.relevance_score !== undefined) act.relevance_score = f.relevance_score;
+        // Ended and dismissed in one step (clear_notification, as on the phone): the card goes at once.
+        if (f.phase === 'dismissed') { removeAct(dev, f.tag); touchDev(dev, 'order'); break; }
+      } else {
         act.phase = f.phase || 'active';
         act.stale_date = f.stale_date; act.relevance_score = f.relevance_score;
         setAlert(act, f.alert);

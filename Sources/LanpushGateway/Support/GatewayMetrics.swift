@@ -39,7 +39,7 @@ final class GatewayMetrics: Sendable {
 
     static let rejectReasons = [
         "invalid_json", "content_type", "validation", "auth", "not_found", "method", "body_too_large",
-        "length_required", "no_target", "forbidden",
+        "length_required", "no_target", "forbidden", "no_relay", "bad_path",
     ]
 
     init() {
