@@ -9,7 +9,8 @@ struct SendCommand: ParsableCommand {
         discussion: """
             The body has the shape of Home Assistant's notify data: {"title","message","data":{...}} plus \
             "targets". With --tag the message is a live update (start, or update of that tag) unless --no-live; \
-            --end ends the activity with that tag (message "clear_notification"). Without --tag it is a plain \
+            --end ends the activity with that tag and dismisses it at once, as on the phone (message \
+            "clear_notification"; --data dismissal_date=<unix time> keeps it visible until then). Without --tag it is a plain \
             notification. --file gives the whole body as JSON ("-" reads stdin); the other flags are applied \
             on top of it.
 

@@ -290,6 +290,9 @@ final class Watcher: WSClientDelegate {
             if !json { Output.line("\(Format.clock(now)) \(deviceId ?? "?") replay from #\(Format.int(o["from"]) ?? "?")") }
         case "snapshot", "start", "update", "end", "lifecycle", "notification", "clear":
             event(type, o)
+        case "notifications_dropped":
+            let device = o["device_id"]?.stringValue ?? deviceId ?? "?"
+            Output.note("\(device): \(Format.int(o["count"]) ?? "?") notifications up to #\(Format.int(o["through"]) ?? "?") were dropped (queue full)")
         default:
             break  // pong, registered, ... nothing to show
         }
@@ -360,7 +363,11 @@ final class Watcher: WSClientDelegate {
             var bits = [Format.pairs(patch)]
             if o["silent"]?.boolValue == true { bits.append("(silent)") }
             if let alert = o["alert"] { bits.append("alert=\(alert.serialized())") }
-            if type == "end", let d = a.dismissalDate { bits.append("(visible until \(Format.clock(d)))") }
+            if type == "end", o["phase"]?.stringValue == "dismissed" {
+                bits.append("(dismissed at once)")
+            } else if type == "end", let d = a.dismissalDate {
+                bits.append("(visible until \(Format.clock(d)))")
+            }
             details = bits.filter { !$0.isEmpty }.joined(separator: " ")
         case "lifecycle":
             guard let tag else { return }

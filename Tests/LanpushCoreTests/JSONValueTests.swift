@@ -28,6 +28,14 @@ import Testing
         #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(text) }
     }
 
+    /// `{"data":[],"data":{}}` was read as an object (the last key won) and relayed on as it came: a parser that
+    /// keeps the first would see a list. A repeated key is refused, at every depth.
+    @Test(arguments: [#"{"data":[],"data":{}}"#, #"{"a":{"x":1,"x":1}}"#, #"[{"k":1,"k":2}]"#])
+    func rejectsARepeatedKey(_ text: String) throws {
+        #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(text) }
+        #expect(try JSONValue.parse(#"{"a":{"x":1},"b":{"x":1}}"#) == ["a": ["x": 1], "b": ["x": 1]])
+    }
+
     @Test func rejectsDeepNesting() {
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(deep) }

@@ -14,7 +14,8 @@ import websockets.sync.client as wsclient
 from websockets.exceptions import ConnectionClosed
 
 ROOT = Path(__file__).resolve().parents[2]
-BINARY = ROOT / ".build" / "debug" / "lanpushd"
+# LANPUSHD: another build of the daemon (e.g. an older one, to show a regression test fails on it).
+BINARY = Path(os.environ["LANPUSHD"]) if os.environ.get("LANPUSHD") else ROOT / ".build" / "debug" / "lanpushd"
 
 
 def free_port():

@@ -103,8 +103,12 @@ struct JSONParser {
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
                 var object = [String: JSONValue](minimumCapacity: members.count - base)
-                for i in base..<members.count {
-                    object[members[i].0] = members[i].1  // a repeated key: the last one wins
+                for i in base..<members.count where object.updateValue(members[i].1, forKey: members[i].0) != nil {
+                    // Refused, not "last one wins": a body relayed on unchanged would mean something else to a
+                    // parser that keeps the first (`{"data":[],"data":{}}` passed as an object here).
+                    let key = members[i].0
+                    members.removeSubrange(base...)
+                    throw fail("repeated key \(JSONValue.string(key).serialized())")
                 }
                 members.removeSubrange(base...)
                 return .object(object)

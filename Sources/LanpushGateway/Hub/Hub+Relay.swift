@@ -37,9 +37,20 @@ extension Hub {
         if body.templateRemoved { metrics.relayTemplatesStripped.increment() }
         for change in changes {
             guard let kind = RelayItem.Kind(change.kind) else { continue }
-            let item = RelayItem(device: device.id, tag: change.tag, kind: kind, url: url, body: body.json, seq: change.seq)
+            let json = kind == .start ? withPushToStartToken(body.json, device: device) : body.json
+            let item = RelayItem(device: device.id, tag: change.tag, kind: kind, url: url, body: json, seq: change.seq)
             submitRelay(item)
         }
+    }
+
+    /// A start with no activity token to address goes by the device's push-to-start token, when its client reported
+    /// one (`push_to_start_token` frame): top level, beside where HA puts `live_activity_token`.
+    func withPushToStartToken(_ body: JSONValue, device: DeviceRecord) -> JSONValue {
+        guard let token = device.pushToStartToken, case .object(var o) = body,
+            o["live_activity_token"] == nil || o["live_activity_token"] == .null, o["push_to_start_token"] == nil
+        else { return body }
+        o["push_to_start_token"] = .string(token)
+        return .object(o)
     }
 
     /// Traffic for a push_token no client registered: proxied to the upstream, paced per token.
@@ -78,7 +89,8 @@ extension Hub {
             let kind: RelayItem.Kind =
                 activity.generation > delivered ? .start : (activity.phase == .ended || activity.phase == .dismissed ? .end : .update)
             if kind == .start, !activity.phase.isLive { continue }  // started and ended unseen: nothing to show
-            submitRelay(RelayItem(device: device.id, tag: activity.tag, kind: kind, url: url, body: body, seq: activity.lastSeq))
+            let json = kind == .start ? withPushToStartToken(body, device: device) : body
+            submitRelay(RelayItem(device: device.id, tag: activity.tag, kind: kind, url: url, body: json, seq: activity.lastSeq))
         }
         for queued in device.ledger.notifications where queued.seq > delivered {
             guard let body = device.relayNotificationBodies[queued.seq] else { continue }
