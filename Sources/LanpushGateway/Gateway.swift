@@ -24,11 +24,11 @@ public final class Gateway: @unchecked Sendable {
 
     let options: Options
     let logger: Logger
-    let hub: Hub
+    let core: GatewayCore
     private var server: LWSServer!
     private var loop: LoopDelegate!
     private var publisher: ServicePublisher?
-    /// HA-native mode (issue 10): the link to Home Assistant; `nil` when the mode is off. See the marked block in init.
+    /// HA-native mode: the link to Home Assistant; `nil` when the mode is off.
     private var homeAssistant: HomeAssistantLink?
     let inbox = LoopInbox()
     private var relayTransport: LoopRelayTransport?
@@ -62,7 +62,7 @@ public final class Gateway: @unchecked Sendable {
             writer = nil
         }
         let inbox = self.inbox
-        let persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = writer.map { writer in
+        let persist: Journal.Persist? = writer.map { writer in
             { ops, then in
                 guard let then else {
                     writer.submit(ops)
@@ -72,11 +72,10 @@ public final class Gateway: @unchecked Sendable {
                 writer.submit(ops) { error in inbox.post { callback.value(error == nil) } }
             }
         }
-        self.hub = Hub(
-            config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, metrics: GatewayMetrics(),
-            stored: stored, persist: persist)
-        let router = Router(hub: hub, renderMetrics: renderMetrics, page: PreviewAssets.page(for:))
-        let loop = LoopDelegate(hub: hub, router: router, inbox: inbox)
+        core = GatewayCore(
+            config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, stored: stored, persist: persist,
+            renderMetrics: renderMetrics, page: PreviewAssets.page(for:))
+        let loop = LoopDelegate(core: core, inbox: inbox)
         self.loop = loop
         let c = options.config
         let lwsOptions = LWSServerOptions(
@@ -88,19 +87,17 @@ public final class Gateway: @unchecked Sendable {
         } catch {
             throw ConfigError(key: "listen", message: "cannot listen on \(c.listenHost):\(c.listenPort): \(error)")
         }
-        loop.server = server
         inbox.attach(server)
         let relay = LoopRelayTransport(client: RelayClient(timeout: options.config.relay.timeout), inbox: inbox)
-        hub.relayTransport = relay
+        core.relay.transport = relay
         relayTransport = relay
 
-        // MARK: HA-native mode (issue 10) — Sources/LanpushGateway/HomeAssistant/. Creates the link (nil when the
-        // `home_assistant` section leaves the mode off); it starts on the loop's first turn (a timer) and stops with
-        // the server (requestStop closes its websocket with 1001; it does not reconnect once the server stops).
+        // HA-native mode (HomeAssistant/): `nil` when the `home_assistant` section leaves it off. It starts on the
+        // loop's first turn (a timer) and stops with the server (its websocket is closed with 1001; no reconnect once
+        // the server stops).
         homeAssistant = HomeAssistantLink.start(
-            config: options.config, hub: hub, server: server, inbox: inbox, logger: logger,
-            stored: stored?.haRegistrations ?? [:], environment: ProcessInfo.processInfo.environment)
-        // END HA-native mode
+            config: options.config, core: core, server: server, inbox: inbox, finishTurn: { [weak loop] in loop?.finishTurn() },
+            logger: logger, stored: stored?.haRegistrations ?? [:], environment: ProcessInfo.processInfo.environment)
     }
 
     /// The port actually bound (the configured one, or the ephemeral one for port 0).
@@ -108,25 +105,24 @@ public final class Gateway: @unchecked Sendable {
 
     /// Services the loop on the calling thread until `stop()`.
     public func run() {
-        let hub = self.hub
+        let loop = self.loop!
         let server = self.server!
         func tick() {
-            hub.tick()
-            hub.commit()
+            loop.tick()
             onLoopAlive?()
-            server.schedule(after: 0.25) { tick() }
+            server.schedule(after: Housekeeping.interval) { tick() }
         }
         writer?.start()
-        hub.commit()
-        server.schedule(after: 0.25) { tick() }
+        loop.finishTurn()
+        server.schedule(after: Housekeeping.interval) { tick() }
         startDiscovery()
-        logger.info("lanpushd listening", metadata: ["address": "\(options.config.listenHost):\(port)", "devices": "\(hub.devices.count)", "epoch": "\(hub.epoch)", "event_loop": "\(server.eventLoop.rawValue)"])
+        logger.info("lanpushd listening", metadata: ["address": "\(options.config.listenHost):\(port)", "devices": "\(core.directory.count)", "epoch": "\(core.epoch)", "event_loop": "\(server.eventLoop.rawValue)"])
         onReady?(port)
         server.run()
         publisher?.stop()
         relayTransport?.shutdown()
         if let writer, let store {
-            hub.commit()
+            core.journal.endTurn()
             writer.submit([.meta(key: "running", value: "0")])
             writer.stop()
             store.checkpoint()
@@ -151,7 +147,7 @@ public final class Gateway: @unchecked Sendable {
         let publisher = ServicePublisher(
             name: c.mdns.name ?? "lanpush on \(host)", port: UInt16(port),
             txt: [
-                ("txtvers", "1"), ("id", gatewayId), ("proto", Hub.protocolVersion), ("path", "/v1/stream"),
+                ("txtvers", "1"), ("id", gatewayId), ("proto", SessionProtocol.version), ("path", "/v1/stream"),
                 ("version", LanpushVersion.current), ("tls", "0"),
             ],
             log: { level, message in
@@ -164,77 +160,4 @@ public final class Gateway: @unchecked Sendable {
         publisher.start()
         self.publisher = publisher
     }
-}
-
-/// Bridges lws callbacks to the hub and router. Loop thread only.
-final class LoopDelegate: LWSServerDelegate {
-    let hub: Hub
-    let router: Router
-    let inbox: LoopInbox
-    weak var server: LWSServer?
-    private var transports: [UInt64: WSTransport] = [:]
-
-    init(hub: Hub, router: Router, inbox: LoopInbox) {
-        self.hub = hub
-        self.router = router
-        self.inbox = inbox
-    }
-
-    func loopWoken() {
-        inbox.drain()
-        hub.commit()
-    }
-
-    func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse) {
-        router.handle(request, response)
-    }
-
-    func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8] {
-        hub.metrics.reject(rejection.status == 413 ? "body_too_large" : rejection.status == 411 ? "length_required" : "method")
-        hub.logger.info("rejected request", metadata: ["status": "\(rejection.status)", "reason": "\(rejection.rule)"])
-        return rejection.defaultJSON
-    }
-
-    func wsOpened(_ connection: WSConnection, _ request: HTTPRequest) {
-        let transport = WSTransport(connection)
-        transports[connection.id] = transport
-        hub.sessionOpened(id: connection.id, transport: transport)
-    }
-
-    func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
-        hub.sessionText(id: connection.id, bytes: bytes)
-        hub.commit()
-    }
-
-    func wsWritable(_ connection: WSConnection) {
-        hub.sessionWritable(id: connection.id)
-    }
-
-    func wsClosed(_ connection: WSConnection) {
-        transports.removeValue(forKey: connection.id)
-        hub.sessionClosed(id: connection.id)
-        hub.commit()
-    }
-}
-
-/// `SessionTransport` over an lws connection.
-final class WSTransport: SessionTransport {
-    weak var connection: WSConnection?
-    let peer: String
-
-    init(_ connection: WSConnection) {
-        self.connection = connection
-        self.peer = connection.peerAddress
-    }
-
-    func requestWritable() { connection?.requestWritable() }
-    func send(_ bytes: [UInt8]) -> Bool { connection?.send(bytes) ?? false }
-    var isChoked: Bool { connection?.isChoked ?? true }
-    func close(code: UInt16, reason: String) { connection?.close(code: code, reason: reason) }
-}
-
-/// Carries a loop-thread closure through another thread and back; only ever called on the loop.
-final class LoopBound<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
 }

@@ -85,7 +85,8 @@ public enum Lifecycle {
         case .ended:
             return activity.dismissalDate
         case .dismissed:
-            return nil
+            // Due at once: a dismissed activity is removed (from the ledger and the store) on the next tick.
+            return activity.dismissalDate ?? activity.updatedAt
         }
     }
 }

@@ -18,7 +18,7 @@ import Logging
 ///    device registry's device with identifier `("mobile_app", "lanpush-<id>")` names them — HA's config entry
 ///    API does not show unique ids), remove them, then `POST /api/mobile_app/registrations` and store the
 ///    webhook_id;
-/// 4. each event → `Hub.applyHomeAssistantEvent` → `hub.commit` → once committed,
+/// 4. each event → `Ingest.submit` (the same door as every ingest) → once the turn is committed,
 ///    `mobile_app/push_notification_confirm` (HA falls back to the push_url after 10 s without it and tears the
 ///    channel down silently: a confirm HA answers with an error means that happened → re-subscribe);
 /// 5. on close: every channel is down; reconnect with backoff (0.5 s doubling to 3 s, ±20 %) and start over.
@@ -32,8 +32,10 @@ import Logging
 /// channel down).
 final class HomeAssistantLink: WSClientDelegate {
     let settings: HomeAssistantSettings
-    let hub: Hub
+    let core: GatewayCore
     let inbox: LoopInbox
+    /// Ends the loop turn (commits what it changed): the link's websocket callbacks are entry points of their own.
+    private let finishTurn: () -> Void
     let logger: Logger
     private weak var server: LWSServer?
     private let http: HomeAssistantHTTP?
@@ -83,34 +85,36 @@ final class HomeAssistantLink: WSClientDelegate {
     /// once, from `Gateway.init`, before the loop runs. It stops with the server (lws closes the websocket
     /// with 1001; no reconnect once the server is stopping).
     static func start(
-        config: GatewayConfig, hub: Hub, server: LWSServer, inbox: LoopInbox, logger: Logger,
-        stored: [String: HARegistrationRow], environment: [String: String]
+        config: GatewayConfig, core: GatewayCore, server: LWSServer, inbox: LoopInbox, finishTurn: @escaping () -> Void,
+        logger: Logger, stored: [String: HARegistrationRow], environment: [String: String]
     ) -> HomeAssistantLink? {
         // Push tokens of stored registrations route to their device even when the mode is off now or the device
         // is no longer exposed: HA still has that device and may post to its push_url.
-        for (id, row) in stored where hub.devices[id] != nil { hub.routeHomeAssistantPushToken(row.pushToken, to: id) }
+        for (id, row) in stored { core.directory.route(pushToken: row.pushToken, to: id) }
         guard let settings = HomeAssistantSettings.resolve(config, port: server.port, environment: environment) else {
             return nil
         }
-        let link = HomeAssistantLink(settings: settings, hub: hub, server: server, inbox: inbox, logger: logger, stored: stored)
+        let link = HomeAssistantLink(
+            settings: settings, core: core, server: server, inbox: inbox, finishTurn: finishTurn, logger: logger, stored: stored)
         server.configureWebSocketClients(WSClientOptions(pingInterval: 20, pingTimeout: 10, connectTimeout: 10))
         server.schedule(after: 0) { [weak link] in link?.begin() }
         return link
     }
 
     private init(
-        settings: HomeAssistantSettings, hub: Hub, server: LWSServer, inbox: LoopInbox, logger: Logger,
-        stored: [String: HARegistrationRow]
+        settings: HomeAssistantSettings, core: GatewayCore, server: LWSServer, inbox: LoopInbox,
+        finishTurn: @escaping () -> Void, logger: Logger, stored: [String: HARegistrationRow]
     ) {
         self.settings = settings
-        self.hub = hub
+        self.core = core
         self.server = server
         self.inbox = inbox
+        self.finishTurn = finishTurn
         var logger = logger
         logger[metadataKey: "component"] = "home_assistant"
         self.logger = logger
         self.http = settings.token.map { HomeAssistantHTTP(token: $0) }
-        for record in hub.devices.values.sorted(by: { $0.id < $1.id }) {
+        for record in core.directory.sorted {
             let exposed = settings.deviceIds.contains(record.id)
             let device = HomeAssistantDevice(id: record.id, name: record.name, exposed: exposed, row: stored[record.id])
             record.homeAssistant = device
@@ -152,7 +156,7 @@ final class HomeAssistantLink: WSClientDelegate {
     private func connect() {
         retryTimer = nil
         guard let server, !server.isStopping else { return stop() }
-        hub.metrics.haConnects.increment()
+        core.metrics.haConnects.increment()
         state = .connecting
         guard let url = try? WebSocketURL(settings.websocketURL), !url.secure, !Self.isAddressLiteral(url.host) else {
             return open(settings.websocketURL)
@@ -253,13 +257,13 @@ final class HomeAssistantLink: WSClientDelegate {
         outgoing.removeAll()
         pending.removeAll()
         subscriptions.removeAll()
-        hub.metrics.haConnected.record(0)
+        core.metrics.haConnected.record(0)
         for d in devices {
             // HA tore these channels down with the connection (their unconfirmed events went to the push_url).
             d.subscriptionId = nil
             d.pendingConfirms = 0
             d.channel = .down
-            hub.homeAssistantStatusChanged(d.id)
+            statusChanged(d)
         }
         updateChannelGauge()
     }
@@ -306,7 +310,7 @@ final class HomeAssistantLink: WSClientDelegate {
             handle(object)
             if self.connection !== connection { break }
         }
-        hub.commit()
+        finishTurn()
     }
 
     private func handle(_ message: [String: JSONValue]) {
@@ -319,7 +323,7 @@ final class HomeAssistantLink: WSClientDelegate {
             failures = 0
             lastError = nil
             state = .starting
-            hub.metrics.haConnected.record(1)
+            core.metrics.haConnected.record(1)
             logger.info("authenticated with Home Assistant", metadata: ["ha_version": "\(haVersion ?? "?")"])
             for d in devices where d.row != nil { setChannel(d, .waiting) }
             send("get_config", as: .getConfig)
@@ -415,12 +419,12 @@ final class HomeAssistantLink: WSClientDelegate {
             d.pendingConfirms = max(0, d.pendingConfirms - 1)
             if success {
                 d.confirms += 1
-                hub.metrics.haConfirms.increment()
+                core.metrics.haConfirms.increment()
             } else {
                 // HA no longer waits for it: the confirm came too late (it fell back to the push_url and tore
                 // the channel down) or the channel is gone. Subscribe again.
                 d.confirmErrors += 1
-                hub.metrics.haConfirmErrors.increment()
+                core.metrics.haConfirmErrors.increment()
                 logger.warning("Home Assistant rejected a confirm; re-subscribing", metadata: [
                     "device": "\(d.id)", "code": "\(code)", "message": "\(text)",
                 ])
@@ -435,11 +439,11 @@ final class HomeAssistantLink: WSClientDelegate {
         guard d.channel != channel else { return }
         d.channel = channel
         updateChannelGauge()
-        hub.homeAssistantStatusChanged(d.id)
+        statusChanged(d)
     }
 
     private func updateChannelGauge() {
-        hub.metrics.haChannels.record(devices.reduce(0) { $0 + ($1.channel == .subscribed ? 1 : 0) })
+        core.metrics.haChannels.record(devices.reduce(0) { $0 + ($1.channel == .subscribed ? 1 : 0) })
     }
 
     private func fail(_ d: HomeAssistantDevice, _ why: String, retryIn seconds: Double) {
@@ -467,7 +471,7 @@ final class HomeAssistantLink: WSClientDelegate {
             } else if d.registration == .none || d.registration == .error {
                 d.registration = .checking
                 toRegister.append(d.id)
-                hub.homeAssistantStatusChanged(d.id)
+                statusChanged(d)
             }
         }
         if !toRegister.isEmpty {
@@ -530,8 +534,7 @@ final class HomeAssistantLink: WSClientDelegate {
     private func forget(_ d: HomeAssistantDevice) {
         d.row = nil
         d.registration = .none
-        hub.journalHomeAssistantRegistrationRemoved(d.id)
-        hub.commit()
+        core.journal.recordRegistrationRemoved(device: d.id)
     }
 
     /// `DELETE /api/config/config_entries/entry/<id>` for each (admin token needed), then `then` on the loop.
@@ -576,9 +579,9 @@ final class HomeAssistantLink: WSClientDelegate {
         guard state == .ready, let http, d.row == nil else { return }
         let pushToken = StateDirectory.randomToken()
         // HA may post to the push_url as soon as the registration exists.
-        hub.routeHomeAssistantPushToken(pushToken, to: d.id)
+        core.directory.route(pushToken: pushToken, to: d.id)
         d.registration = .registering
-        hub.homeAssistantStatusChanged(d.id)
+        statusChanged(d)
         var body = registrationFields(d, pushToken: pushToken)
         body["device_id"] = .string(d.haDeviceId)
         body["app_id"] = .string(HomeAssistantSettings.appId)
@@ -605,20 +608,19 @@ final class HomeAssistantLink: WSClientDelegate {
             d.registration = .error
             return fail(d, "registration failed: \(response.summary)", retryIn: 30)
         }
-        let now = hub.clock()
+        let now = core.clock()
         let row = HARegistrationRow(
             deviceId: d.id, haDeviceId: d.haDeviceId, webhookId: webhookId, deviceName: name, pushToken: pushToken,
             pushURL: pushURL, haURL: settings.baseURL, registeredAt: now, updatedAt: now)
         d.row = row
         d.registration = .registered
         d.lastError = nil
-        hub.metrics.haRegistrations.increment()
-        hub.journalHomeAssistantRegistration(row)
-        hub.commit()
+        core.metrics.haRegistrations.increment()
+        core.journal.recordRegistration(row)
         logger.info("registered with Home Assistant", metadata: [
             "device": "\(d.id)", "device_name": "\(name)", "notify_service": "\(d.notifyService)",
         ])
-        hub.homeAssistantStatusChanged(d.id)
+        statusChanged(d)
         if state == .ready {
             if name != d.name { updateRegistration(d) }
             subscribe(d)
@@ -630,7 +632,7 @@ final class HomeAssistantLink: WSClientDelegate {
     private func updateRegistration(_ d: HomeAssistantDevice) {
         guard let row = d.row, let http, d.registration != .updating else { return }
         d.registration = .updating
-        hub.homeAssistantStatusChanged(d.id)
+        statusChanged(d)
         let name = d.name
         let pushURL = settings.pushURL ?? ""
         let body: JSONValue = ["type": "update_registration", "data": .object(registrationFields(d, pushToken: row.pushToken))]
@@ -646,20 +648,19 @@ final class HomeAssistantLink: WSClientDelegate {
                     link.logger.error("HA-native mode: update_registration failed", metadata: [
                         "device": "\(d.id)", "answer": "\(response.summary)",
                     ])
-                    link.hub.homeAssistantStatusChanged(d.id)
+                    link.statusChanged(d)
                     return
                 }
                 row.deviceName = name
                 row.pushURL = pushURL
-                row.updatedAt = link.hub.clock()
+                row.updatedAt = link.core.clock()
                 d.row = row
                 d.registration = .registered
-                link.hub.journalHomeAssistantRegistration(row)
-                link.hub.commit()
+                link.core.journal.recordRegistration(row)
                 link.logger.info("updated the HA registration", metadata: [
                     "device": "\(d.id)", "device_name": "\(name)", "notify_service": "\(d.notifyService)",
                 ])
-                link.hub.homeAssistantStatusChanged(d.id)
+                link.statusChanged(d)
                 if name != d.name || pushURL != (link.settings.pushURL ?? "") { link.updateRegistration(d) }
             }
         }
@@ -685,20 +686,20 @@ final class HomeAssistantLink: WSClientDelegate {
     }
 
     private func handleEvent(_ event: [String: JSONValue], device d: HomeAssistantDevice) {
-        hub.metrics.haEvents.increment()
+        core.metrics.haEvents.increment()
         d.events += 1
-        d.lastEventAt = hub.clock()
+        d.lastEventAt = core.clock()
         let confirmId = event["hass_confirm_id"]?.stringValue
-        switch hub.applyHomeAssistantEvent(event, device: d.id, webhookId: d.row?.webhookId) {
+        switch apply(event, device: d) {
         case .applied(let delivered):
             logger.debug("notification from Home Assistant", metadata: ["device": "\(d.id)", "path": "\(delivered ? "lan" : "relay")"])
         case .duplicate:
-            hub.metrics.haEventsDuplicate.increment()
+            core.metrics.haEventsDuplicate.increment()
         case .rejected(let error):
             // Confirmed all the same: left unconfirmed, HA would post it to the push_url (rejected there too)
             // and drop the channel. Nothing of it reached a client, the store or the relay.
             d.rejected += 1
-            hub.metrics.haEventsRejected.increment()
+            core.metrics.haEventsRejected.increment()
             logger.warning("invalid notification from Home Assistant", metadata: [
                 "device": "\(d.id)", "field": "\(error.field)", "error": "\(error.description)",
             ])
@@ -708,7 +709,7 @@ final class HomeAssistantLink: WSClientDelegate {
         let g = generation
         // Confirm once it is committed: it is then stored and with the device's sessions (or, with none live,
         // on the relay path) — the same point at which the HTTP ingest answers.
-        hub.commit { [weak self, weak d] committed in
+        core.journal.whenCommitted { [weak self, weak d] committed in
             guard let self, let d, self.generation == g, self.connection != nil else { return }
             guard committed else {
                 d.pendingConfirms = max(0, d.pendingConfirms - 1)
@@ -722,6 +723,44 @@ final class HomeAssistantLink: WSClientDelegate {
             }
             self.send("mobile_app/push_notification_confirm", ["webhook_id": .string(webhookId), "confirm_id": .string(confirmId)],
                       as: .confirm(d.id))
+        }
+    }
+
+    /// Tells observers that a device's HA registration or channel changed.
+    private func statusChanged(_ d: HomeAssistantDevice) {
+        if let device = core.directory[d.id] { core.report.announce(device) }
+    }
+
+    private enum EventOutcome {
+        /// Accepted and applied; `delivered`: a live LAN session carries it (else the relay path does, or it waits).
+        case applied(delivered: Bool)
+        /// Its `hass_confirm_id` was accepted within the window (through the push_url fallback, or a re-send).
+        case duplicate
+        /// Invalid, or it needs relay credentials the device lacks: nothing reached a client, the store or the relay.
+        case rejected(FieldError)
+    }
+
+    /// One event of the device's channel, through the same ingest as every other door.
+    private func apply(_ event: [String: JSONValue], device d: HomeAssistantDevice) -> EventOutcome {
+        let request: IngestRequest
+        do {
+            request = try IngestRequest.homeAssistant(event, device: d.id, webhookId: d.row?.webhookId, now: core.clock())
+        } catch {
+            core.metrics.reject("validation")
+            return .rejected(error)
+        }
+        switch core.ingest.submit(request) {
+        case .duplicate:
+            return .duplicate
+        case .proxied:
+            return .applied(delivered: false)
+        case .routed(let results):
+            guard let routed = results.first?.routed else { return .applied(delivered: false) }
+            if routed.refused {
+                core.metrics.reject("no_relay")
+                return .rejected(IngestEndpoints.noRelay(request.command, device: d.id, field: "message"))
+            }
+            return .applied(delivered: routed.lan == .delivered)
         }
     }
 }

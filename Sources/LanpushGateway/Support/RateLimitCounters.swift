@@ -1,8 +1,9 @@
 import Foundation
 import LanpushCore
 
-/// lanpush's own per-push_token counters for the UTC day, shaped as the relay's `rateLimits` (DESIGN.md §10).
-/// HA reads `successful`, `maximum`, `errors` and `resetsAt`; a missing key crashes its handler, so all keys
+/// lanpush's own per-push_token counters for the UTC day, shaped as the relay's `rateLimits`: `attempts`,
+/// `successful`, `errors`, `total`, `maximum` (the configured quota), `remaining` (the relay's last word, else the
+/// quota minus what was relayed) and `resetsAt` (the next UTC midnight). HA reads `successful`, `maximum`, `errors` and `resetsAt`; a missing key crashes its handler, so all keys
 /// are always present.
 struct RateLimitCounters {
     struct Counts {
@@ -15,8 +16,6 @@ struct RateLimitCounters {
 
     let maximum: Int
     private var counts: [String: Counts] = [:]
-    /// The relay's own last word on `remaining`, per token (issue: relay fallback).
-    var relayRemaining: [String: Int] = [:]
     /// `resetsAt` of the current day, formatted once a day (a formatter per answer was a visible cost of HA's
     /// ingest path).
     private var resetsAt: (day: Int, text: String) = (-1, "")
@@ -42,9 +41,10 @@ struct RateLimitCounters {
         counts[token] = c
     }
 
-    mutating func json(for token: String, now: Double) -> JSONValue {
+    /// `remaining`: the relay's own last word for this token, when it has answered one.
+    mutating func json(for token: String, remaining relayRemaining: Int? = nil, now: Double) -> JSONValue {
         let c = touch(token, now: now)
-        let remaining = relayRemaining[token] ?? max(0, maximum - c.relayed)
+        let remaining = relayRemaining ?? max(0, maximum - c.relayed)
         let day = Self.utcDay(now)
         if resetsAt.day != day {
             resetsAt = (day, Self.iso8601(Date(timeIntervalSince1970: Double(day + 1) * 86_400)))

@@ -1,61 +1,71 @@
 import LanpushCore
+import Logging
 
-/// The lanpush.v1 protocol, client → server side (docs/PROTOCOL.md). Loop thread only.
-extension Hub {
-    static let protocolVersion = "lanpush.v1"
+/// lanpush.v1 from the client's side (docs/PROTOCOL.md): a session opens, authenticates as a device or an observer,
+/// registers relay credentials, subscribes (or resumes), acks, reports tokens and dismissals, and closes. Loop
+/// thread only.
+final class SessionProtocol {
+    static let version = "lanpush.v1"
+    /// A session that has not authenticated by then is closed with 4001.
+    static let authTimeout: Double = 10
 
-    func sessionOpened(id: UInt64, transport: SessionTransport) {
+    private let config: GatewayConfig
+    private let access: AccessControl
+    private let directory: DeviceDirectory
+    private let sessions: SessionRegistry
+    private let journal: Journal
+    private let relay: RelayHandOver
+    private let report: DeviceReport
+    private let metrics: GatewayMetrics
+    private let logger: Logger
+    private let clock: () -> Double
+
+    init(
+        config: GatewayConfig, directory: DeviceDirectory, sessions: SessionRegistry, journal: Journal,
+        relay: RelayHandOver, report: DeviceReport, metrics: GatewayMetrics, logger: Logger, clock: @escaping () -> Double
+    ) {
+        self.config = config
+        self.access = AccessControl(config: config)
+        self.directory = directory
+        self.sessions = sessions
+        self.journal = journal
+        self.relay = relay
+        self.report = report
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+    }
+
+    // MARK: Open and close
+
+    func opened(id: UInt64, transport: SessionTransport) {
         let session = StreamSession(id: id, transport: transport, now: clock())
-        sessions[id] = session
-        metrics.sessions.record(sessions.count)
+        sessions.add(session)
         if sessions.count > config.limits.maxSessions {
             session.queueControl(["type": "error", "message": "too many sessions"])
-            close(session, code: 1013, reason: "too many sessions")
-            return
+            return sessions.close(session, code: 1013, reason: "too many sessions")
         }
-        session.queueControl(["type": "auth_required", "version": .string(Self.protocolVersion)])
+        session.queueControl(["type": "auth_required", "version": .string(Self.version)])
     }
 
-    func sessionClosed(id: UInt64) {
-        guard let session = sessions.removeValue(forKey: id) else { return }
-        observerIDs.remove(id)
-        metrics.sessions.record(sessions.count)
-        metrics.sessionsClosed.increment()
-        if let deviceId = session.deviceId, let device = devices[deviceId] {
+    func closed(id: UInt64) {
+        guard let session = sessions.remove(id) else { return }
+        if let deviceId = session.deviceId, let device = directory[deviceId] {
             device.sessions.removeAll { $0 == id }
             device.lastSeen = clock()
-            journalDevice(device)
+            journal.record(device: device)
             if !device.isConnected {
-                updateConnectedGauge()
-                deviceGone(device)
+                metrics.devicesConnected.record(directory.connectedCount)
+                relay.deviceGone(device)
             }
-            announceDevice(device)
+            report.announce(device)
         }
-        logger.info("session closed", metadata: sessionMetadata(session))
+        logger.info("session closed", metadata: session.metadata())
     }
 
-    /// Tells observers a device's sessions or path changed: `{"type":"device","device_id",...}`.
-    func announceDevice(_ device: DeviceRecord) {
-        let observers = observerIDs.compactMap { sessions[$0] }.filter { session in
-            guard case .observer(let scope) = session.role else { return false }
-            return scope == nil || scope == device.id
-        }
-        guard !observers.isEmpty, case .object(var o) = device.json(now: clock()) else { return }
-        o["type"] = "device"
-        o["device_id"] = .string(device.id)
-        for observer in observers { observer.queueControl(.object(o)) }
-    }
+    // MARK: Client frames
 
-    func updateConnectedGauge() {
-        metrics.devicesConnected.record(devices.values.reduce(0) { $0 + ($1.isConnected ? 1 : 0) })
-    }
-
-    func sessionWritable(id: UInt64) {
-        guard let session = sessions[id], !session.closing else { return }
-        writable(session)
-    }
-
-    func sessionText(id: UInt64, bytes: [UInt8]) {
+    func received(id: UInt64, bytes: [UInt8]) {
         guard let session = sessions[id], !session.closing, session.pendingClose == nil else { return }
         session.lastActivity = clock()
         let message: [String: JSONValue]
@@ -73,7 +83,7 @@ extension Hub {
         if case .pending = session.role {
             guard type == "auth" else {
                 session.queueControl(["type": "auth_invalid", "message": "authenticate first"])
-                return close(session, code: 4001, reason: "auth required")
+                return sessions.close(session, code: 4001, reason: "auth required")
             }
             return authenticate(session, message)
         }
@@ -105,36 +115,33 @@ extension Hub {
 
     private func authenticate(_ session: StreamSession, _ message: [String: JSONValue]) {
         let token = message["token"]?.stringValue ?? ""
-        let role = message["role"]?.stringValue ?? "device"
-        if role == "observer" {
-            guard !token.isEmpty, token == config.adminToken || token == config.viewerToken else {
-                return rejectAuth(session)
-            }
+        if message["role"]?.stringValue == "observer" {
+            guard access.grant(for: token) != nil else { return rejectAuth(session) }
             let scope = message["device"]?.stringValue
-            if let scope, devices[scope] == nil { return rejectAuth(session, "unknown device '\(scope)'") }
+            if let scope, directory[scope] == nil { return rejectAuth(session, "unknown device '\(scope)'") }
             session.role = .observer(device: scope)
-            session.queueControl(["type": "auth_ok", "role": "observer", "version": .string(Self.protocolVersion)])
-            logger.info("observer session opened", metadata: sessionMetadata(session))
+            session.queueControl(["type": "auth_ok", "role": "observer", "version": .string(Self.version)])
+            logger.info("observer session opened", metadata: session.metadata())
             return
         }
-        guard let deviceId = deviceByToken[token], let device = devices[deviceId] else { return rejectAuth(session) }
-        session.role = .device(deviceId)
+        guard let device = directory.device(presenting: token) else { return rejectAuth(session) }
+        session.role = .device(device.id)
         let wasGone = !device.isConnected
         device.sessions.append(session.id)
-        if wasGone { deviceBack(device) }
+        if wasGone { relay.deviceBack(device) }
         device.lastSeen = clock()
-        updateConnectedGauge()
-        announceDevice(device)
+        metrics.devicesConnected.record(directory.connectedCount)
+        report.announce(device)
         session.queueControl([
-            "type": "auth_ok", "device_id": .string(deviceId), "epoch": .string(device.ledger.epoch),
-            "seq": .number(Double(device.ledger.seq)), "version": .string(Self.protocolVersion),
+            "type": "auth_ok", "device_id": .string(device.id), "epoch": .string(device.ledger.epoch),
+            "seq": .number(Double(device.ledger.seq)), "version": .string(Self.version),
         ])
-        logger.info("session opened", metadata: sessionMetadata(session))
+        logger.info("session opened", metadata: session.metadata())
     }
 
     private func rejectAuth(_ session: StreamSession, _ why: String = "invalid token") {
         session.queueControl(["type": "auth_invalid", "message": .string(why)])
-        close(session, code: 4001, reason: "auth invalid")
+        sessions.close(session, code: 4001, reason: "auth invalid")
     }
 
     private func subscribe(_ session: StreamSession, _ message: [String: JSONValue]) {
@@ -143,7 +150,7 @@ extension Hub {
         case .pending:
             return
         case .device(let id):
-            guard let device = devices[id] else { return }
+            guard let device = directory[id] else { return }
             var resume: (epoch: String, seq: UInt64)?
             if let epoch = message["epoch"]?.stringValue, let raw = message["seq"], !raw.isNull {
                 guard let seq = Self.wireSeq(raw) else {
@@ -157,10 +164,10 @@ extension Hub {
                 session.queueControl(["type": "replay", "from": .number(Double(from)), "epoch": .string(device.ledger.epoch)])
             }
         case .observer(let scope):
-            for device in devices.values where scope == nil || scope == device.id {
+            for device in directory.sorted where scope == nil || scope == device.id {
                 session.coalescers[device.id] = Coalescer.subscribe(ledger: device.ledger, resume: nil, window: 1 << 30).0
             }
-            observerIDs.insert(session.id)
+            sessions.addObserver(session)
         }
         session.subscribed = true
         session.transport.requestWritable()
@@ -171,41 +178,34 @@ extension Hub {
             return protocolError(session, session.isObserver ? "observers do not ack" : "ack: 'seq' must be an integer from 0 to 2^53")
         }
         session.coalescers[id]?.acknowledge(seq)
-        guard let device = devices[id] else { return }
+        guard let device = directory[id] else { return }
         if let acked = session.coalescers[id]?.ackedSeq { device.deliveredSeq = max(device.deliveredSeq, acked) }
         // A notification is done once every session of the device has acknowledged it.
         let floor = device.sessions.compactMap { sessions[$0]?.coalescers[id]?.ackedSeq }.min() ?? 0
         if let first = device.ledger.notifications.first, first.seq <= floor {
             device.ledger.pruneNotifications(through: floor)
-            journalPrunedNotifications(device, through: floor)
+            journal.recordPrunedNotifications(of: device, through: floor)
         }
         session.transport.requestWritable()
     }
 
     private func register(_ session: StreamSession, _ message: [String: JSONValue]) {
-        guard let id = session.deviceId, let device = devices[id] else { return protocolError(session, "only devices register") }
+        guard let id = session.deviceId, let device = directory[id] else { return protocolError(session, "only devices register") }
         guard let pushToken = message["push_token"]?.stringValue, !pushToken.isEmpty else {
             return protocolError(session, "register needs a non-empty 'push_token'")
         }
-        if let url = message["push_url"], url.stringValue == nil {
+        if let url = message["push_url"], url.stringValue == nil, !url.isNull {
             return protocolError(session, "'push_url' must be a string")
         }
-        if let old = device.registration?.pushToken, old != pushToken { deviceByPushToken.removeValue(forKey: old) }
-        if let other = deviceByPushToken[pushToken], other != id {
-            if let previous = devices[other] {
-                previous.registration = nil
-                journalDevice(previous)
-            }
-        }
-        device.registration = .init(
+        let registration = DeviceRecord.Registration(
             pushToken: pushToken, pushURL: message["push_url"]?.stringValue,
             registrationInfo: message["registration_info"]?.objectValue ?? [:])
-        deviceByPushToken[pushToken] = id
-        relayPacer.revalidate(device: id, now: clock())
-        journalDevice(device)
-        announceDevice(device)
+        if let previous = directory.register(registration, for: device) { journal.record(device: previous) }
+        relay.revalidate(device)
+        journal.record(device: device)
+        report.announce(device)
         session.queueControl(["type": "registered", "push_token": .string(pushToken)])
-        logger.info("device registered push_token", metadata: sessionMetadata(session))
+        logger.info("device registered push_token", metadata: session.metadata())
     }
 
     private func liveActivityToken(_ session: StreamSession, _ message: [String: JSONValue]) {
@@ -214,24 +214,27 @@ extension Hub {
         }
         var entry: [String: JSONValue] = ["token": .string(token)]
         if let expires = message["expires_at"] { entry["expires_at"] = expires }
-        guard let device = devices[id] else { return }
+        guard let device = directory[id] else { return }
         device.liveActivityTokens[tag] = .object(entry)
-        journalDevice(device)
+        journal.record(device: device)
     }
 
     private func pushToStartToken(_ session: StreamSession, _ message: [String: JSONValue]) {
         guard let id = session.deviceId, let token = message["token"]?.stringValue else {
             return protocolError(session, "push_to_start_token needs 'token'")
         }
-        guard let device = devices[id] else { return }
+        guard let device = directory[id] else { return }
         device.pushToStartToken = token
-        journalDevice(device)
+        journal.record(device: device)
     }
 
     private func dismissed(_ session: StreamSession, _ message: [String: JSONValue]) {
-        guard let id = session.deviceId, let tag = message["tag"]?.stringValue, let device = devices[id] else {
+        guard let id = session.deviceId, let tag = message["tag"]?.stringValue, let device = directory[id] else {
             return protocolError(session, "dismissed needs 'tag'")
         }
-        if let change = device.ledger.dismissedByUser(tag: tag, now: clock()) { fanOut([change], device: id) }
+        if let change = device.ledger.dismissedByUser(tag: tag, now: clock()) {
+            journal.record([change], of: device)
+            sessions.fanOut([change], device: device)
+        }
     }
 }

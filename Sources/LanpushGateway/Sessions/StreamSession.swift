@@ -1,4 +1,5 @@
 import LanpushCore
+import Logging
 
 /// One lanpush.v1 WebSocket session. Owned by the hub; touched only on the lws loop thread.
 final class StreamSession {
@@ -44,5 +45,16 @@ final class StreamSession {
     func queueControl(_ value: JSONValue) {
         control.append(value.serializedBytes())
         transport.requestWritable()
+    }
+
+    /// Log metadata naming the session, its peer and who it is.
+    func metadata(_ extra: Logger.Metadata = [:]) -> Logger.Metadata {
+        var m: Logger.Metadata = ["session": "\(id)", "peer": "\(transport.peer)"]
+        switch role {
+        case .pending: m["role"] = "pending"
+        case .device(let id): m["device"] = "\(id)"
+        case .observer(let d): m["observer"] = "\(d ?? "*")"
+        }
+        return m.merging(extra) { _, new in new }
     }
 }

@@ -1,0 +1,37 @@
+import LanpushCore
+
+/// One HTTP answer of the API before it is written: status, content type, extra headers and body. Every answer is
+/// JSON (`{"message","field","rule"}` for errors, which HA reads as `message`) except pages and `/metrics`.
+struct APIResponse: Equatable {
+    var status: Int
+    var contentType: String
+    var headers: [Header] = []
+    var body: [UInt8]
+
+    struct Header: Equatable {
+        var name: String
+        var value: String
+    }
+
+    static func json(_ status: Int, _ value: JSONValue) -> APIResponse {
+        APIResponse(status: status, contentType: "application/json", body: value.serializedBytes())
+    }
+
+    static func error(_ status: Int, _ error: FieldError, extra: [String: JSONValue] = [:]) -> APIResponse {
+        guard !extra.isEmpty, case .object(var o) = error.json else { return json(status, error.json) }
+        for (k, v) in extra { o[k] = v }
+        return json(status, .object(o))
+    }
+
+    static func error(_ status: Int, field: String, rule: String, _ message: String) -> APIResponse {
+        error(status, FieldError(field: field, rule: rule, message: message))
+    }
+
+    /// Pages and metrics change with every release and every scrape: never served from a cache.
+    static func uncached(_ contentType: String, _ body: [UInt8]) -> APIResponse {
+        APIResponse(status: 200, contentType: contentType, headers: [Header(name: "Cache-Control", value: "no-cache")], body: body)
+    }
+
+    /// The JSON body (tests and the testing module read it).
+    var json: JSONValue? { try? JSONValue.parse(body) }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import LanpushCore
+
+/// The two ingest endpoints: HA's relay body (`/api/sendPushNotification`, `/api/sendPush/android/v1`), answered as
+/// HA's relay answers, and `POST /v1/push`, answered with a result per target. Loop thread only.
+final class IngestEndpoints {
+    private let ingest: Ingest
+    private let relay: RelayHandOver
+    private let metrics: GatewayMetrics
+    private let clock: () -> Double
+    private let allDevices: () -> [String]
+    /// lanpush's own per-push_token counters for the UTC day, shaped as the relay's `rateLimits`.
+    private(set) var counters: RateLimitCounters
+
+    init(ingest: Ingest, relay: RelayHandOver, quota: Int, metrics: GatewayMetrics, clock: @escaping () -> Double,
+         allDevices: @escaping () -> [String]) {
+        self.ingest = ingest
+        self.relay = relay
+        self.metrics = metrics
+        self.clock = clock
+        self.allDevices = allDevices
+        self.counters = RateLimitCounters(maximum: quota)
+    }
+
+    /// 201 when a LAN session carries it, 202 when it is queued or on the relay path (HA treats both as success);
+    /// 403 without a push_token (the relay's own answer), 400 for an invalid payload, 422 when it needs relay
+    /// credentials the device lacks.
+    func relayIngest(_ body: JSONValue, path: String) -> APIResponse {
+        let now = clock()
+        let request: IngestRequest
+        do {
+            request = try IngestRequest.relayBody(body, path: path, now: now)
+        } catch {
+            if error.field == "push_token" {
+                metrics.reject("forbidden")
+                return .error(403, error, extra: ["errorMessage": "You did not send a token!"])
+            }
+            metrics.reject("validation")
+            if let token = body["push_token"]?.stringValue, !token.isEmpty { counters.record(token, success: false, now: now) }
+            return .error(400, error)
+        }
+        guard case .relayBody(let relayRequest, _) = request.source else { return .error(500, field: "", rule: "internal", "internal error") }
+        let token = relayRequest.pushToken
+        switch ingest.submit(request) {
+        case .duplicate:
+            // HA re-posts after a local-push confirm timeout: accepted already, not applied twice.
+            return accepted(token, status: 201, now: now, count: false, warnings: [])
+        case .proxied:
+            return accepted(token, status: 202, now: now, warnings: request.accepted.warnings)
+        case .routed(let results):
+            let routed = results.first?.routed
+            if routed?.refused ?? true {
+                metrics.reject("no_relay")
+                counters.record(token, success: false, now: now)
+                return .error(422, Self.noRelay(request.command, device: results.first?.target ?? "", field: "push_token"))
+            }
+            return accepted(token, status: routed?.lan == .delivered ? 201 : 202, now: now, warnings: request.accepted.warnings)
+        }
+    }
+
+    private func accepted(_ token: String, status: Int, now: Double, count: Bool = true, warnings: [FieldWarning]) -> APIResponse {
+        if count { counters.record(token, success: true, now: now) }
+        var body: [String: JSONValue] = [
+            "messageId": .string(UUID().uuidString.lowercased()), "target": .string(token),
+            "rateLimits": counters.json(for: token, remaining: relay.remainingByToken[token], now: now),
+        ]
+        if !warnings.isEmpty { body["warnings"] = .array(warnings.map(\.json)) }
+        return .json(status, .object(body))
+    }
+
+    /// 202 with a result per target (`delivered`, `queued`, `relay`, `no_relay`, `unknown_target`); 404 when no
+    /// target exists; 422 when every target needed relay credentials it lacks.
+    func push(_ body: JSONValue) -> APIResponse {
+        let request: IngestRequest
+        do {
+            request = try IngestRequest.native(body, allDevices: allDevices(), now: clock())
+        } catch {
+            metrics.reject("validation")
+            return .error(400, error)
+        }
+        guard case .routed(let outcome) = ingest.submit(request) else { return .error(500, field: "", rule: "internal", "internal error") }
+        var results = [JSONValue]()
+        var refused = [String]()
+        for (target, routed) in outcome {
+            guard let routed else {
+                results.append(["target": .string(target), "result": "unknown_target"])
+                continue
+            }
+            var result: [String: JSONValue] = ["target": .string(target), "result": .string(Self.word(routed))]
+            if routed.relay && routed.lan != .none && Self.word(routed) != "relay" { result["relay"] = true }
+            if routed.refused { refused.append(target) }
+            results.append(.object(result))
+        }
+        let known = outcome.filter { $0.routed != nil }.count
+        if known == 0 {
+            metrics.reject("no_target")
+            return .error(404, field: "targets", rule: "exists", "targets: no such device")
+                .adding("results", .array(results))
+        }
+        if refused.count == known {
+            metrics.reject("no_relay")
+            return .error(422, Self.noRelay(request.command, device: refused.joined(separator: "', '"), field: "targets"),
+                          extra: ["results": .array(results)])
+        }
+        var answer: [String: JSONValue] = ["results": .array(results)]
+        if !request.accepted.warnings.isEmpty { answer["warnings"] = .array(request.accepted.warnings.map(\.json)) }
+        return .json(202, .object(answer))
+    }
+
+    /// `/v1/push`'s per-target result word.
+    static func word(_ routed: Ingest.Routed) -> String {
+        if routed.refused { return "no_relay" }
+        if routed.lan == .delivered { return "delivered" }
+        return routed.relay ? "relay" : "queued"
+    }
+
+    /// Why a payload that needs the relay was refused for a device without relay credentials.
+    static func noRelay(_ command: PushCommand, device: String, field: String) -> FieldError {
+        let what: String
+        if case .command(let c) = command {
+            what = "'\(c.name)' is a companion-app command: only the relay reaches the companion app"
+        } else {
+            what = "this notification is routed to the relay (the device's `notifications` setting or data.lanpush.path)"
+        }
+        return FieldError(
+            field: field, rule: "relay_credentials",
+            message: "\(what), and device '\(device)' has no relay credentials (a registered push_token and push_url, or relay.upstream)")
+    }
+}
+
+extension APIResponse {
+    /// The same JSON answer with one more member.
+    func adding(_ key: String, _ value: JSONValue) -> APIResponse {
+        guard case .object(var o)? = json else { return self }
+        o[key] = value
+        return .json(status, .object(o))
+    }
+}

@@ -1,0 +1,120 @@
+import LanpushCore
+import LanpushLWS
+import Logging
+
+/// Maps HTTP requests to the API's endpoints: path checks, authentication, content checks, JSON in; an
+/// `APIResponse` out. The only layer that speaks HTTP status codes. Loop thread only.
+struct Router {
+    enum Access {
+        case open, read, write
+    }
+
+    let ingest: IngestEndpoints
+    let state: StateEndpoints
+    let access: AccessControl
+    let openMetrics: Bool
+    let metrics: GatewayMetrics
+    let logger: Logger
+    let renderMetrics: () -> String
+    let page: (String) -> (contentType: String, body: [UInt8])?
+
+    static let knownPaths: [[String]] = [
+        ["healthz"], ["metrics"], ["api", "sendPushNotification"], ["api", "sendPush", "android", "v1"], ["v1", "push"],
+        ["v1", "activities"], ["v1", "activities", "*"], ["v1", "devices"],
+    ]
+
+    func route(_ request: HTTPRequest) -> APIResponse {
+        var path = request.path
+        // A page may be asked for with a trailing slash ("/preview/"); an API path may not.
+        if path.count > 1, path.hasSuffix("/"), page(String(path.dropLast())) != nil { path.removeLast() }
+        // An empty segment is never meant: lws cuts a decoded path at `%00`, so `DELETE /v1/activities/%00` arrives
+        // as "/v1/activities/" — which must not read as "every activity".
+        if path.utf8.contains(0) || (path != "/" && path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().contains("")) {
+            let shown = path.map { $0 == "\0" ? "%00" : String($0) }.joined()
+            return reject(400, "bad_path", field: "path", rule: "segment",
+                "path: empty segments and NUL bytes are not allowed (got '\(shown)')")
+        }
+        let segments = path.split(separator: "/").map(String.init)
+        switch (request.method, segments) {
+        case (.get, ["healthz"]), (.head, ["healthz"]):
+            return state.health()
+        case (.get, ["metrics"]):
+            if !openMetrics, let denied = authorize(request, .read) { return denied }
+            return .uncached("text/plain; version=0.0.4; charset=utf-8", Array(renderMetrics().utf8))
+        case (.post, ["api", "sendPushNotification"]), (.post, ["api", "sendPush", "android", "v1"]):
+            // HA's relay-compatible ingest: no auth header (the push_token is the credential), like the relay.
+            return withJSONBody(request) { ingest.relayIngest($0, path: path) }
+        case (.post, ["v1", "push"]):
+            if let denied = authorize(request, .write) { return denied }
+            return withJSONBody(request) { ingest.push($0) }
+        case (.get, _) where segments.count <= 3 && segments.starts(with: ["v1", "activities"]):
+            if let denied = authorize(request, .read) { return denied }
+            return state.activities(tag: segments.count == 3 ? segments[2] : nil, device: request.query["device"])
+        case (.delete, _) where segments.count <= 3 && segments.starts(with: ["v1", "activities"]):
+            if let denied = authorize(request, .write) { return denied }
+            return state.endActivities(
+                tag: segments.count == 3 ? segments[2] : nil, device: request.query["device"], dismissal: request.query["dismissal"])
+        case (.get, ["v1", "devices"]):
+            if let denied = authorize(request, .read) { return denied }
+            return state.devices()
+        case (.get, _) where page(path) != nil:
+            let p = page(path)!
+            return .uncached(p.contentType, p.body)
+        default:
+            if Self.isKnown(segments) {
+                return reject(405, "method", field: "method", rule: "method", "method \(request.method.rawValue) is not allowed on \(path)")
+            }
+            return reject(404, "not_found", field: "path", rule: "exists", "no such endpoint: \(path)")
+        }
+    }
+
+    static func isKnown(_ segments: [String]) -> Bool {
+        knownPaths.contains { pattern in
+            pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0 == "*" || $0 == $1 }
+        }
+    }
+
+    private func reject(_ status: Int, _ reason: String, field: String, rule: String, _ message: String) -> APIResponse {
+        metrics.reject(reason)
+        logger.info("rejected request", metadata: ["status": "\(status)", "reason": "\(reason)", "field": "\(field)"])
+        return .error(status, field: field, rule: rule, message)
+    }
+
+    private func withJSONBody(_ request: HTTPRequest, _ body: (JSONValue) -> APIResponse) -> APIResponse {
+        let type = request.header("content-type")?.lowercased() ?? ""
+        guard type.hasPrefix("application/json") || type.hasSuffix("+json") else {
+            return reject(400, "content_type", field: "content-type", rule: "content_type",
+                "Content-Type must be application/json (got '\(type.isEmpty ? "none" : type)')")
+        }
+        do {
+            return body(try JSONValue.parse(request.body))
+        } catch {
+            return reject(400, "invalid_json", field: "body", rule: "json", "the body is not valid JSON: \(error)")
+        }
+    }
+
+    /// `nil` when allowed; otherwise the 401 answer.
+    private func authorize(_ request: HTTPRequest, _ needed: Access) -> APIResponse? {
+        let header = request.header("authorization") ?? ""
+        let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingSpaces : ""
+        let grant = access.grant(for: token)
+        switch (needed, grant) {
+        case (.open, _), (.read, .admin?), (.read, .viewer?), (.write, .admin?):
+            return nil
+        default:
+            let message = token.isEmpty
+                ? "missing bearer token (Authorization: Bearer <token>)"
+                : (grant == .viewer ? "the viewer token cannot write" : "invalid token")
+            return reject(401, "auth", field: "authorization", rule: "auth", message)
+        }
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

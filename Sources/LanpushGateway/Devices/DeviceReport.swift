@@ -1,0 +1,23 @@
+import LanpushCore
+
+/// What `GET /v1/devices` and the observers' `device` frames say about a device: its record, plus what the relay
+/// path knows of it. Loop thread only.
+struct DeviceReport {
+    let sessions: SessionRegistry
+    let relay: RelayHandOver
+    let clock: () -> Double
+
+    func json(_ device: DeviceRecord) -> JSONValue {
+        guard case .object(var o) = device.json(now: clock()) else { return device.json(now: clock()) }
+        if let status = relay.status(of: device.id) {
+            o["relay"] = status
+            if status["token_invalid"] == true { o["path"] = "none" }
+        }
+        return .object(o)
+    }
+
+    /// Tells observers the device's sessions, path or registration changed.
+    func announce(_ device: DeviceRecord) {
+        sessions.announce(json(device), of: device.id)
+    }
+}

@@ -1,0 +1,194 @@
+import LanpushCore
+import Logging
+
+/// The one way in: HA's relay body, `/v1/push` and the HA local push channel all arrive as an `IngestRequest`, are
+/// de-duplicated here, and routed per target device (the README's routing table). Loop thread only.
+///
+/// - live updates and their `clear_notification`: the device's LAN sessions; the relay while it is gone;
+/// - companion-app commands: the relay only, and only with relay credentials (else nothing is done);
+/// - plain notifications, and a `clear_notification` whose tag names no activity (it clears a notification): the
+///   device's `notifications` setting or the message's `data.lanpush.path` — `lan` (LAN first, the relay while
+///   gone), `relay`, or `both` — so a clear follows the notification it clears.
+///
+/// Nothing goes twice on one path: a notification relayed at once is never drained to the relay again.
+final class Ingest {
+    /// What became of a payload for one device.
+    struct Routed: Equatable {
+        enum LAN: String {
+            /// A live session of the device carries it.
+            case delivered
+            /// Kept for the device's sessions (none is live), or not for the LAN at all.
+            case queued
+            case none
+        }
+
+        var lan: LAN
+        /// Handed to the relay path (now, or paced).
+        var relay: Bool
+        /// It needed the relay and the device has no relay credentials: nothing was done.
+        var refused = false
+    }
+
+    enum Outcome: Equatable {
+        /// Its `hass_confirm_id` was accepted within the window: not applied twice.
+        case duplicate
+        /// A push_token no client registered: proxied to the upstream relay, paced.
+        case proxied
+        /// Per target: the device's id and what became of it (`nil`: no such device).
+        case routed([(target: String, routed: Routed?)])
+
+        static func == (a: Outcome, b: Outcome) -> Bool {
+            switch (a, b) {
+            case (.duplicate, .duplicate), (.proxied, .proxied): return true
+            case (.routed(let x), .routed(let y)): return x.map(\.target) == y.map(\.target) && x.map(\.routed) == y.map(\.routed)
+            default: return false
+            }
+        }
+    }
+
+    /// How long a `hass_confirm_id` is remembered: HA re-posts to the push_url 10 s after an unconfirmed event.
+    static let confirmWindow: Double = 60
+
+    private let directory: DeviceDirectory
+    private let sessions: SessionRegistry
+    private let relay: RelayHandOver
+    private let journal: Journal
+    private let metrics: GatewayMetrics
+    private let logger: Logger
+    private var recentConfirmIds: [String: Double] = [:]
+
+    init(
+        directory: DeviceDirectory, sessions: SessionRegistry, relay: RelayHandOver, journal: Journal,
+        metrics: GatewayMetrics, logger: Logger
+    ) {
+        self.directory = directory
+        self.sessions = sessions
+        self.relay = relay
+        self.journal = journal
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Applies one accepted payload. The caller answers once the turn's commit completes (`Journal.whenCommitted`).
+    func submit(_ request: IngestRequest) -> Outcome {
+        let now = request.acceptedAt
+        if let id = request.confirmId {
+            if let seen = recentConfirmIds[id], now - seen < Self.confirmWindow { return .duplicate }
+            recentConfirmIds[id] = now
+        }
+        switch request.source {
+        case .relayBody(let body, let path):
+            guard let device = directory.device(forPushToken: body.pushToken) else {
+                relay.proxy(body, command: request.command, path: path, acceptedAt: now)
+                return .proxied
+            }
+            let webhookId = body.registrationInfo["webhook_id"]?.stringValue
+            return .routed([(device.id, route(request, to: device, webhookId: webhookId, path: path))])
+        case .native(let targets):
+            return .routed(targets.map { id in (id, directory[id].map { route(request, to: $0, webhookId: nil) }) })
+        case .homeAssistant(let id, let webhookId):
+            return .routed([(id, directory[id].map { route(request, to: $0, webhookId: webhookId) })])
+        }
+    }
+
+    /// Forgets confirm ids past the window (the loop's tick).
+    func expire(now: Double) {
+        if !recentConfirmIds.isEmpty { recentConfirmIds = recentConfirmIds.filter { now - $0.value < Self.confirmWindow } }
+    }
+
+    // MARK: Routing
+
+    private func route(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?, path: String? = nil) -> Routed {
+        let url = relay.isReachable(device) ? relay.url(for: device, path: path) : nil
+        let body = request.relayBody(for: device)
+        let routed: Routed
+        switch request.command {
+        case .command:
+            guard let url else { return Routed(lan: .none, relay: false, refused: true) }
+            relay.relayNow(body, of: device, url: url)
+            routed = Routed(lan: .none, relay: true)
+        case .end(let end) where !(device.ledger.activities[end.tag].map { $0.phase != .dismissed } ?? false):
+            routed = routeNotification(request, to: device, webhookId: webhookId, body: body, url: url)
+        case .notification:
+            routed = routeNotification(request, to: device, webhookId: webhookId, body: body, url: url)
+        case .liveUpdate, .end:
+            let changes = apply(request, to: device, webhookId: webhookId)
+            // A clear_notification that ended an activity makes an end and a clear: one request to the relay.
+            let endedSome = changes.contains { $0.kind == .end }
+            let relayed = handOver(changes.filter { !(endedSome && $0.kind == .clear) }, of: device, body: body, url: url)
+            routed = Routed(lan: device.isConnected ? .delivered : .queued, relay: relayed)
+        }
+        if !routed.refused { noteWarnings(request.accepted, device: device) }
+        return routed
+    }
+
+    private func routeNotification(
+        _ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBody, url: String?
+    ) -> Routed {
+        let way = device.notifications.path(override: request.accepted.path, hasRelayCredentials: url != nil)
+        if way == .relay {
+            guard let url else { return Routed(lan: .none, relay: false, refused: true) }
+            relay.relayNow(body, of: device, url: url)
+            return Routed(lan: .none, relay: true)
+        }
+        let changes = apply(request, to: device, webhookId: webhookId)
+        let lan: Routed.LAN = device.isConnected ? .delivered : .queued
+        if way == .both {
+            guard let url else { return Routed(lan: lan, relay: false) }
+            relay.relayNow(body, of: device, url: url)
+            return Routed(lan: lan, relay: true)
+        }
+        return Routed(lan: lan, relay: handOver(changes, of: device, body: body, url: url))
+    }
+
+    /// The ledger takes the command; its changes are journaled and fanned out to the device's sessions.
+    private func apply(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?) -> [Change] {
+        let dropped = device.ledger.droppedNotificationTotal
+        let changes = device.ledger.apply(request.command, now: request.acceptedAt, webhookId: webhookId)
+        if device.ledger.droppedNotificationTotal > dropped {
+            let count = device.ledger.droppedNotificationTotal - dropped
+            metrics.notificationsDropped.increment(by: Int64(count))
+            logger.warning("notification queue full: oldest undelivered notifications dropped", metadata: [
+                "device": "\(device.id)", "dropped": "\(count)", "queue_bytes": "\(device.ledger.notificationBytes)",
+            ])
+        }
+        journal.record(changes, of: device)
+        sessions.fanOut(changes, device: device)
+        return changes
+    }
+
+    /// The LAN-first rule: remembers each change's relay body (for a later drain) and, while the device is gone,
+    /// relays the changes now. Returns whether anything went to the relay.
+    private func handOver(_ changes: [Change], of device: DeviceRecord, body: RelayBody, url: String?) -> Bool {
+        for change in changes {
+            if change.isSlotChange, let tag = change.tag {
+                device.relayBodies[tag] = body.json
+            } else {
+                device.relayNotificationBodies[change.seq] = body.json
+            }
+        }
+        let oldest = device.ledger.notifications.first?.seq ?? device.ledger.seq + 1
+        if device.relayNotificationBodies.count > device.ledger.notifications.count {
+            device.relayNotificationBodies = device.relayNotificationBodies.filter { $0.key >= oldest }
+        }
+        guard !device.isConnected, let url, !changes.isEmpty else { return false }
+        relay.relay(changes, of: device, body: body, url: url)
+        return true
+    }
+
+    /// Logs the warnings about an accepted payload when it starts an activity; on updates they are in the answer
+    /// only (an automation that leaves the title out of every update would otherwise fill the log).
+    private func noteWarnings(_ accepted: AcceptedPush, device: DeviceRecord) {
+        guard !accepted.warnings.isEmpty else { return }
+        if case .liveUpdate(let update) = accepted.command, let activity = device.ledger.activities[update.tag],
+            activity.generation != activity.lastSeq
+        {
+            return
+        }
+        for warning in accepted.warnings {
+            logger.notice("accepted with a warning: \(warning.message)", metadata: [
+                "device": "\(device.id)", "field": "\(warning.field)", "tag": "\(accepted.command.tag ?? "")",
+            ])
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import LanpushCore
+
+/// One notify payload, from whichever door it came in, decoded and interpreted: what every ingest hands to
+/// `Ingest`. Building one is the whole of validation — an invalid payload never becomes a request.
+struct IngestRequest {
+    enum Source {
+        /// HA's relay body on the relay-compatible ingest (`path`: the iOS or the Android relay path).
+        case relayBody(RelayPushRequest, path: String)
+        /// `POST /v1/push`: device ids, or every device.
+        case native(targets: [String])
+        /// An event of a device's HA local push channel.
+        case homeAssistant(device: String, webhookId: String?)
+    }
+
+    let source: Source
+    let message: NotifyMessage
+    let accepted: AcceptedPush
+    /// HA's `hass_confirm_id`: the de-duplication key (HA re-posts an unconfirmed local-push event to the push_url).
+    let confirmId: String?
+    /// Newer HA's `live_activity_token` (top level), passed to the relay.
+    let liveActivityToken: String?
+    let acceptedAt: Double
+
+    var command: PushCommand { accepted.command }
+
+    /// HA's relay body. A missing push_token is reported as field `push_token`, rule `required` (the relay answers
+    /// it 403 whatever else is wrong with the request).
+    static func relayBody(_ body: JSONValue, path: String, now: Double) throws(FieldError) -> IngestRequest {
+        let request = try RelayPushRequest.decode(body)
+        return IngestRequest(
+            source: .relayBody(request, path: path), message: request.notification,
+            accepted: try PayloadInterpreter.accept(request.notification, now: now), confirmId: request.hassConfirmId,
+            liveActivityToken: request.liveActivityToken, acceptedAt: now)
+    }
+
+    /// `POST /v1/push`: the notify service data plus `targets` (device ids or "all"; missing = `allDevices`).
+    static func native(_ body: JSONValue, allDevices: [String], now: Double) throws(FieldError) -> IngestRequest {
+        guard var object = body.objectValue else {
+            throw FieldError(field: "", rule: "type", message: "the body must be a JSON object")
+        }
+        var targets: [String]
+        switch object.removeValue(forKey: "targets") {
+        case nil, .null?, .string("all")?:
+            targets = allDevices
+        case .string(let one)?:
+            targets = [one]
+        case .array(let list)?:
+            targets = []
+            for (i, item) in list.enumerated() {
+                guard let id = item.stringValue else {
+                    throw FieldError(field: "targets[\(i)]", rule: "type", message: "targets[\(i)]: must be a device id string")
+                }
+                targets.append(id)
+            }
+        default:
+            throw FieldError(field: "targets", rule: "type", message: "targets: must be \"all\" or a list of device ids")
+        }
+        let message = try NotifyMessage.decode(object)
+        return IngestRequest(
+            source: .native(targets: targets), message: message, accepted: try PayloadInterpreter.accept(message, now: now),
+            confirmId: nil, liveActivityToken: nil, acceptedAt: now)
+    }
+
+    /// One event of a device's HA local push channel: the notify service data HA hands its push channel
+    /// (`{"message","title"?,"data"?,"hass_confirm_id"?}`).
+    static func homeAssistant(
+        _ event: [String: JSONValue], device: String, webhookId: String?, now: Double
+    ) throws(FieldError) -> IngestRequest {
+        let message = try NotifyMessage.decode(event)
+        return IngestRequest(
+            source: .homeAssistant(device: device, webhookId: webhookId), message: message,
+            accepted: try PayloadInterpreter.accept(message, now: now), confirmId: event["hass_confirm_id"]?.stringValue,
+            liveActivityToken: event["live_activity_token"]?.stringValue, acceptedAt: now)
+    }
+
+    /// The body for the relay path to `device`: HA's own request as it came, or the one HA would have posted for a
+    /// native or channel payload — with the device's own (client-given) relay registration, never the HA
+    /// registration's push_url, which is lanpush itself.
+    func relayBody(for device: DeviceRecord) -> RelayBody {
+        let event = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
+        let token = liveActivityToken ?? command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue }
+        if case .relayBody(let request, _) = source {
+            return RelayBody.forwarding(request.raw, acceptedAt: acceptedAt, liveActivityToken: token, event: event)
+        }
+        return RelayBody.native(
+            message, pushToken: device.registration?.pushToken, registrationInfo: device.registration?.registrationInfo,
+            acceptedAt: acceptedAt, liveActivityToken: token, event: event)
+    }
+}

@@ -1,0 +1,46 @@
+import LanpushCore
+
+/// What time does, on the loop's 250 ms tick: auth and ack timeouts, stale dates, dismissals and Apple's 8 h
+/// ceiling falling due, the relay pacer's waits, the confirm-id window. Loop thread only.
+struct Housekeeping {
+    static let interval: Double = 0.25
+
+    let config: GatewayConfig.Session
+    let directory: DeviceDirectory
+    let sessions: SessionRegistry
+    let journal: Journal
+    let relay: RelayHandOver
+    let ingest: Ingest
+    let clock: () -> Double
+
+    func tick() {
+        let now = clock()
+        for session in sessions.sessions.values where !session.closing {
+            switch session.role {
+            case .pending:
+                if now - session.openedAt > SessionProtocol.authTimeout {
+                    sessions.close(session, code: 4001, reason: "auth timeout")
+                }
+            case .device(let id):
+                if let sent = session.coalescers[id]?.oldestUnacknowledgedSentAt, now - sent > config.ackTimeout {
+                    sessions.close(session, code: 4002, reason: "ack timeout")
+                }
+            case .observer:
+                break
+            }
+        }
+        for device in directory.sorted {
+            guard let deadline = device.ledger.nextDeadline, deadline <= now else { continue }
+            let changes = device.ledger.advance(to: now)
+            journal.record(changes, of: device)
+            sessions.fanOut(changes, device: device)
+            // Dismissed activities leave the ledger and the store (sessions that still show one were just sent the
+            // dismissal; a missing activity reads as dismissed to every coalescer).
+            let removed = device.ledger.pruneDismissed()
+            journal.recordRemovedActivities(of: device, tags: removed)
+            for tag in removed { device.relayBodies.removeValue(forKey: tag) }
+        }
+        relay.pump()
+        ingest.expire(now: now)
+    }
+}

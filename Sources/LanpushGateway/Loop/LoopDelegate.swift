@@ -1,0 +1,70 @@
+import LanpushLWS
+
+/// Bridges lws callbacks to the gateway's parts, and ends every loop turn it is called into: `finishTurn()` is where
+/// what the turn changed goes to the store (and HTTP answers wait for that commit). Loop thread only.
+final class LoopDelegate: LWSServerDelegate {
+    let core: GatewayCore
+    let inbox: LoopInbox
+    private var transports: [UInt64: WSTransport] = [:]
+
+    init(core: GatewayCore, inbox: LoopInbox) {
+        self.core = core
+        self.inbox = inbox
+    }
+
+    /// Commits what this turn changed (accepted = committed: HTTP answers and HA confirms wait for it).
+    func finishTurn() {
+        core.journal.endTurn()
+    }
+
+    func tick() {
+        core.housekeeping.tick()
+        finishTurn()
+    }
+
+    func loopWoken() {
+        inbox.drain()
+        finishTurn()
+    }
+
+    func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse) {
+        let answer = core.router.route(request)
+        core.journal.whenCommitted { committed in
+            guard committed else {
+                let failed = APIResponse.error(503, field: "store", rule: "durable", "the update could not be stored; retry")
+                return response.respond(status: failed.status, body: failed.body)
+            }
+            response.respond(
+                status: answer.status, headers: answer.headers.map { ($0.name, $0.value) }, body: answer.body,
+                contentType: answer.contentType)
+        }
+        finishTurn()
+    }
+
+    func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8] {
+        core.metrics.reject(rejection.status == 413 ? "body_too_large" : rejection.status == 411 ? "length_required" : "method")
+        core.logger.info("rejected request", metadata: ["status": "\(rejection.status)", "reason": "\(rejection.rule)"])
+        return rejection.defaultJSON
+    }
+
+    func wsOpened(_ connection: WSConnection, _ request: HTTPRequest) {
+        let transport = WSTransport(connection)
+        transports[connection.id] = transport
+        core.sessionProtocol.opened(id: connection.id, transport: transport)
+    }
+
+    func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
+        core.sessionProtocol.received(id: connection.id, bytes: bytes)
+        finishTurn()
+    }
+
+    func wsWritable(_ connection: WSConnection) {
+        core.writable(session: connection.id)
+    }
+
+    func wsClosed(_ connection: WSConnection) {
+        transports.removeValue(forKey: connection.id)
+        core.sessionProtocol.closed(id: connection.id)
+        finishTurn()
+    }
+}

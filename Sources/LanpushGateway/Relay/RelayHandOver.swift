@@ -1,0 +1,248 @@
+import LanpushCore
+import LanpushStore
+import Logging
+
+/// Sends relay requests off the loop; the completion runs on the loop thread.
+protocol RelayTransport: AnyObject {
+    func send(_ item: RelayItem, completion: @escaping (RelayResponse) -> Void)
+}
+
+/// The relay path: a device with no live session gets its traffic through HA's push relay, paced by `RelayPacer`
+/// for Apple's limits. Loop thread only.
+///
+/// "No double delivery": while a device has a session its live changes go to the LAN only; from the moment its
+/// last session is gone they go to the relay (starting with whatever that session had not acknowledged); when it
+/// comes back, pending relay items are cancelled and the session gets the current state. A request already in
+/// flight may complete (relay requests are at-least-once).
+final class RelayHandOver {
+    static let iosPath = "/api/sendPushNotification"
+    static let androidPath = "/api/sendPush/android/v1"
+
+    private let config: GatewayConfig.Relay
+    private let directory: DeviceDirectory
+    private let journal: Journal
+    private let metrics: GatewayMetrics
+    private let logger: Logger
+    private let clock: () -> Double
+    private(set) var pacer: RelayPacer
+    /// How requests leave; `nil`: they stay queued (tests drive the pacer by hand).
+    var transport: RelayTransport?
+    /// push_token|tag pairs of unregistered tokens whose start went to the relay (so the next is an update).
+    private var unknownTokenActivities = Set<String>()
+    private var unknownTokenSeq: UInt64 = 0
+    private var persistedGeneration: UInt64 = 0
+    /// The relay's own last word on `remaining`, per push_token (for the `rateLimits` of lanpush's answers).
+    private(set) var remainingByToken: [String: Int] = [:]
+
+    init(
+        config: GatewayConfig.Relay, directory: DeviceDirectory, journal: Journal, metrics: GatewayMetrics,
+        logger: Logger, clock: @escaping () -> Double
+    ) {
+        self.config = config
+        self.directory = directory
+        self.journal = journal
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+        var limits = RelayLimits(
+            minUpdateInterval: config.minUpdateInterval, startsPerHour: config.startsPerHour,
+            quotaReserve: config.quotaReserve)
+        limits.quotaFloor = min(limits.quotaFloor, config.quotaReserve / 5)
+        pacer = RelayPacer(limits: limits)
+    }
+
+    // MARK: Where it goes
+
+    /// A device's relay target: the push_url its client registered, else the configured upstream.
+    func url(for device: DeviceRecord, path: String? = nil) -> String? {
+        guard let registration = device.registration else { return nil }
+        if let url = registration.pushURL, !url.isEmpty { return url }
+        let appId = registration.registrationInfo["app_id"]?.stringValue ?? ""
+        return upstreamURL(path: path ?? (appId.hasPrefix(RelayItem.androidAppIdPrefix) ? Self.androidPath : Self.iosPath))
+    }
+
+    func upstreamURL(path: String) -> String {
+        var base = config.upstream
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + path
+    }
+
+    /// Whether the device has relay credentials the relay has not refused (a registered push token, not 403'd).
+    func isReachable(_ device: DeviceRecord) -> Bool {
+        url(for: device) != nil && !pacer.invalidTokenDevices.contains(device.id)
+    }
+
+    // MARK: Queueing
+
+    /// Queues the relay side of accepted changes of a gone device: one body serves every change its request made.
+    func relay(_ changes: [Change], of device: DeviceRecord, body: RelayBody, url: String) {
+        if body.templateRemoved { metrics.relayTemplatesStripped.increment() }
+        for change in changes {
+            guard let kind = RelayItem.Kind(change.kind) else { continue }
+            let json = kind == .start ? withPushToStartToken(body.json, device: device) : body.json
+            submit(RelayItem(device: device.id, tag: change.tag, kind: kind, url: url, body: json, seq: change.seq))
+        }
+        pump()
+    }
+
+    /// Relays a body now, outside the ledger (a companion-app command, or a notification for the relay path).
+    func relayNow(_ body: RelayBody, of device: DeviceRecord, url: String) {
+        if body.templateRemoved { metrics.relayTemplatesStripped.increment() }
+        submit(RelayItem(device: device.id, tag: nil, kind: .notification, url: url, body: body.json, seq: device.ledger.seq))
+        pump()
+    }
+
+    /// Traffic for a push_token no client registered: proxied to the upstream, paced per token.
+    func proxy(_ request: RelayPushRequest, command: PushCommand, path: String, acceptedAt now: Double) {
+        let key = "push_token:\(request.pushToken)"
+        let tag = command.tag
+        let liveKey = "\(request.pushToken)|\(tag ?? "")"
+        let kind = RelayItem.Kind(command, activityLive: unknownTokenActivities.contains(liveKey))
+        switch kind {
+        case .start, .update: unknownTokenActivities.insert(liveKey)
+        case .end: unknownTokenActivities.remove(liveKey)
+        case .notification: break
+        }
+        unknownTokenSeq += 1
+        let body = RelayBody.forwarding(
+            request.raw, acceptedAt: now, liveActivityToken: request.liveActivityToken,
+            event: request.notification.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:)))
+        if body.templateRemoved { metrics.relayTemplatesStripped.increment() }
+        submit(RelayItem(device: key, tag: tag, kind: kind, url: upstreamURL(path: path), body: body.json, seq: unknownTokenSeq))
+        pump()
+    }
+
+    /// A start with no activity token to address goes by the device's push-to-start token, when its client reported
+    /// one (`push_to_start_token` frame): top level, beside where HA puts `live_activity_token`.
+    private func withPushToStartToken(_ body: JSONValue, device: DeviceRecord) -> JSONValue {
+        guard let token = device.pushToStartToken, case .object(var o) = body,
+            o["live_activity_token"] == nil || o["live_activity_token"] == .null, o["push_to_start_token"] == nil
+        else { return body }
+        o["push_to_start_token"] = .string(token)
+        return .object(o)
+    }
+
+    private func submit(_ item: RelayItem) {
+        let result = pacer.submit(item, now: clock())
+        if !result.accepted { metrics.relayDropped.increment() }
+        if result.superseded > 0 { metrics.coalesced.increment(by: Int64(result.superseded)) }
+        if !result.dropped.isEmpty { metrics.relayDropped.increment(by: Int64(result.dropped.count)) }
+    }
+
+    // MARK: Hand-over
+
+    /// The device's last session just went away: everything it had not acknowledged goes to the relay.
+    func deviceGone(_ device: DeviceRecord) {
+        guard let url = url(for: device) else { return }
+        let delivered = device.deliveredSeq
+        for activity in device.ledger.activities.values.sorted(by: { $0.lastSeq < $1.lastSeq })
+        where activity.lastSeq > delivered {
+            guard let body = device.relayBodies[activity.tag] else { continue }
+            let kind: RelayItem.Kind =
+                activity.generation > delivered ? .start : (activity.phase == .ended || activity.phase == .dismissed ? .end : .update)
+            if kind == .start, !activity.phase.isLive { continue }  // started and ended unseen: nothing to show
+            let json = kind == .start ? withPushToStartToken(body, device: device) : body
+            submit(RelayItem(device: device.id, tag: activity.tag, kind: kind, url: url, body: json, seq: activity.lastSeq))
+        }
+        for queued in device.ledger.notifications where queued.seq > delivered {
+            guard let body = device.relayNotificationBodies[queued.seq] else { continue }
+            submit(RelayItem(device: device.id, tag: nil, kind: .notification, url: url, body: body, seq: queued.seq))
+        }
+        pump()
+    }
+
+    /// A session of the device authenticated: it takes its slots back.
+    func deviceBack(_ device: DeviceRecord) {
+        let cancelled = pacer.cancel(device: device.id, now: clock())
+        if !cancelled.isEmpty {
+            logger.info("device back on the LAN: relay items cancelled", metadata: ["device": "\(device.id)", "items": "\(cancelled.count)"])
+        }
+        syncOutbox()
+    }
+
+    /// The client registered new relay credentials: a token the relay refused may be good again.
+    func revalidate(_ device: DeviceRecord) {
+        pacer.revalidate(device: device.id, now: clock())
+    }
+
+    // MARK: Sending
+
+    /// Sends whatever the pacer says is due. Called after submits, completions and on every tick.
+    func pump() {
+        defer { syncOutbox() }
+        guard let transport else { return }
+        for item in pacer.due(now: clock()) {
+            metrics.relayRequests.increment()
+            transport.send(item) { [weak self] response in self?.answered(item, response) }
+        }
+    }
+
+    private func answered(_ item: RelayItem, _ response: RelayResponse) {
+        let now = clock()
+        let completion = pacer.complete(item, outcome: response.outcome, now: now)
+        metrics.relayAnswer(response.status)
+        if let remaining = response.rateLimits.remaining, let token = token(of: item) {
+            remainingByToken[token] = remaining
+        }
+        if completion.tokenInvalidated {
+            logger.warning("relay refused the device's push token (403): relay path stopped for it", metadata: ["device": "\(item.device)"])
+        }
+        if !completion.dropped.isEmpty || !completion.overflow.isEmpty {
+            metrics.relayDropped.increment(by: Int64(completion.dropped.count + completion.overflow.count))
+        }
+        if response.status == nil || (response.status ?? 0) >= 500 {
+            logger.info("relay request failed; retrying with backoff", metadata: [
+                "device": "\(item.device)", "error": "\(response.error.map { "\($0)" } ?? "HTTP \(response.status ?? 0)")",
+            ])
+        }
+        metrics.relayInvalidTokens.record(pacer.invalidTokenDevices.count)
+        pump()
+    }
+
+    private func token(of item: RelayItem) -> String? {
+        if item.device.hasPrefix("push_token:") { return String(item.device.dropFirst("push_token:".count)) }
+        return directory[item.device]?.registration?.pushToken
+    }
+
+    // MARK: The durable outbox
+
+    /// Keeps the durable outbox equal to what the pacer has not had answered.
+    func syncOutbox() {
+        metrics.relayQueue.record(pacer.queuedCount)
+        guard journal.isEnabled, pacer.generation != persistedGeneration else { return }
+        persistedGeneration = pacer.generation
+        journal.recordOutbox(pacer.pendingItems.enumerated().map { index, item in
+            OutboxRow(
+                deviceId: item.device, slot: "\(index)|\(item.tag ?? "")", kind: item.kind.rawValue, url: item.url,
+                body: item.body, seq: item.seq)
+        })
+    }
+
+    /// Brings back the outbox of the previous run (in its order).
+    func restore(_ rows: [OutboxRow]) {
+        let items = rows.sorted { (Int($0.slot.split(separator: "|").first ?? "") ?? 0) < (Int($1.slot.split(separator: "|").first ?? "") ?? 0) }
+            .compactMap { row -> RelayItem? in
+                guard let kind = RelayItem.Kind(rawValue: row.kind) else { return nil }
+                let tag = row.slot.split(separator: "|", maxSplits: 1).dropFirst().first.map(String.init)
+                return RelayItem(device: row.deviceId, tag: tag?.isEmpty == false ? tag : nil, kind: kind, url: row.url, body: row.body, seq: row.seq)
+            }
+        guard !items.isEmpty else { return }
+        pacer.restore(items, now: clock())
+        for item in items where item.device.hasPrefix("push_token:") { unknownTokenSeq = max(unknownTokenSeq, item.seq) }
+        persistedGeneration = pacer.generation
+        logger.info("relay outbox restored", metadata: ["items": "\(items.count)"])
+    }
+
+    /// The relay's view of a device, for `GET /v1/devices`.
+    func status(of device: String) -> JSONValue? {
+        guard let status = pacer.status(of: device, now: clock()) else { return nil }
+        var o: [String: JSONValue] = [
+            "token_invalid": .bool(status.tokenInvalid), "queued": .number(Double(status.queued)),
+            "in_flight": .number(Double(status.inFlight)),
+        ]
+        if let remaining = status.remaining { o["remaining"] = .number(Double(remaining)) }
+        if let resets = status.resetsAt { o["resets_at"] = .number(resets.rounded()) }
+        if let backoff = status.backoffUntil { o["backoff_until"] = .number(backoff.rounded()) }
+        return .object(o)
+    }
+}

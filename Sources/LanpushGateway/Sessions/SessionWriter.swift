@@ -1,0 +1,60 @@
+import LanpushCore
+
+/// Writes what a session has due while its socket can take it: control frames first, then the coalescer's events
+/// (a device session's one coalescer; an observer's one per device, tagged with `device_id`). Loop thread only.
+struct SessionWriter {
+    let directory: DeviceDirectory
+    let metrics: GatewayMetrics
+
+    func writable(_ session: StreamSession, now: Double) {
+        while !session.transport.isChoked {
+            if !session.control.isEmpty {
+                let bytes = session.control.removeFirst()
+                guard session.transport.send(bytes) else { return }
+                metrics.bytesOut.increment(by: Int64(bytes.count))
+                continue
+            }
+            if let (code, reason) = session.pendingClose {
+                session.closing = true
+                session.transport.close(code: code, reason: reason)
+                return
+            }
+            guard session.subscribed, let frame = nextFrame(for: session, now: now) else { break }
+            guard session.transport.send(frame) else { return }
+            metrics.framesOut.increment()
+            metrics.bytesOut.increment(by: Int64(frame.count))
+        }
+    }
+
+    private func nextFrame(for session: StreamSession, now: Double) -> [UInt8]? {
+        switch session.role {
+        case .pending:
+            return nil
+        case .device(let id):
+            guard session.coalescers[id] != nil, let device = directory[id] else { return nil }
+            if let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now) {
+                return event.json.serializedBytes()
+            }
+            if let seq = session.coalescers[id]!.takeSynced(ledger: device.ledger) {
+                return JSONValue.object(["type": "synced", "seq": .number(Double(seq))]).serializedBytes()
+            }
+            return nil
+        case .observer:
+            for id in session.coalescers.keys.sorted() {
+                guard session.coalescers[id] != nil, let device = directory[id] else { continue }
+                let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now)
+                if let event { session.coalescers[id]!.acknowledge(event.seq) }  // observers never ack for a device
+                let synced = event == nil ? session.coalescers[id]!.takeSynced(ledger: device.ledger) : nil
+                if let event, case .object(var o) = event.json {
+                    o["device_id"] = .string(id)
+                    return JSONValue.object(o).serializedBytes()
+                }
+                if let synced {
+                    return JSONValue.object(["type": "synced", "seq": .number(Double(synced)), "device_id": .string(id)])
+                        .serializedBytes()
+                }
+            }
+            return nil
+        }
+    }
+}

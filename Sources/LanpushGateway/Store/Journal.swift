@@ -1,0 +1,118 @@
+import LanpushCore
+import LanpushStore
+
+/// What the loop's changes mean for the durable store. Loop thread only.
+///
+/// Every part of the gateway records its durable effects here as `StoreOp`s while a loop turn runs; whoever must
+/// wait for them (an HTTP answer: accepted = committed; an HA confirm) asks with `whenCommitted`. The turn's end —
+/// `endTurn()`, called in one place, the loop delegate — hands everything to the group-commit writer at once, so no
+/// entry point can forget to persist what it changed.
+final class Journal {
+    /// Sends ops to the group-commit writer; the completion runs on the loop. `nil`: the store is off.
+    typealias Persist = ([StoreOp], ((Bool) -> Void)?) -> Void
+
+    private let persist: Persist?
+    private var pending: [StoreOp] = []
+    private var waiting: [(Bool) -> Void] = []
+
+    init(persist: Persist?) {
+        self.persist = persist
+    }
+
+    var isEnabled: Bool { persist != nil }
+
+    /// Ops recorded and not yet handed to the writer (tests read it).
+    var pendingOps: [StoreOp] { pending }
+
+    // MARK: Recording
+
+    /// The durable effect of changes a device's ledger just made, and the device row they moved on.
+    func record(_ changes: [Change], of device: DeviceRecord) {
+        guard isEnabled, !changes.isEmpty else { return }
+        for change in changes {
+            switch change.kind {
+            case .start, .update, .end, .lifecycle:
+                guard let tag = change.tag else { continue }
+                if let activity = device.ledger.activities[tag] {
+                    pending.append(.upsertActivity(deviceId: device.id, activity))
+                } else {
+                    pending.append(.deleteActivity(deviceId: device.id, tag: tag))
+                }
+            case .notification, .clear:
+                guard let queued = device.ledger.notifications.last(where: { $0.seq == change.seq }) else { continue }
+                pending.append(.insertNotification(deviceId: device.id, queued))
+                if let first = device.ledger.notifications.first, first.seq > 1 {
+                    // The queue may have dropped its oldest entries to stay within its bound.
+                    pending.append(.deleteNotifications(deviceId: device.id, through: first.seq - 1))
+                }
+            }
+        }
+        record(device: device)
+    }
+
+    func record(device: DeviceRecord) {
+        guard isEnabled else { return }
+        pending.append(.device(device.row))
+    }
+
+    func recordPrunedNotifications(of device: DeviceRecord, through seq: UInt64) {
+        guard isEnabled, seq > 0 else { return }
+        pending.append(.deleteNotifications(deviceId: device.id, through: seq))
+    }
+
+    func recordRemovedActivities(of device: DeviceRecord, tags: [String]) {
+        guard isEnabled else { return }
+        for tag in tags { pending.append(.deleteActivity(deviceId: device.id, tag: tag)) }
+    }
+
+    func recordOutbox(_ rows: [OutboxRow]) {
+        guard isEnabled else { return }
+        pending.append(.replaceOutbox(rows))
+    }
+
+    func recordRegistration(_ row: HARegistrationRow) {
+        guard isEnabled else { return }
+        pending.append(.haRegistration(row))
+    }
+
+    func recordRegistrationRemoved(device id: String) {
+        guard isEnabled else { return }
+        pending.append(.deleteHARegistration(deviceId: id))
+    }
+
+    // MARK: Committing
+
+    /// `then` runs on the loop once what this turn recorded is committed (`true`) or failed to commit (`false`); at
+    /// the turn's end when nothing was recorded or the store is off.
+    func whenCommitted(_ then: @escaping (Bool) -> Void) {
+        waiting.append(then)
+    }
+
+    /// The end of a loop turn: everything recorded goes to the writer in one submission.
+    func endTurn() {
+        let then = waiting
+        waiting.removeAll(keepingCapacity: true)
+        guard let persist, !pending.isEmpty else {
+            for t in then { t(true) }
+            return
+        }
+        let ops = pending
+        pending.removeAll(keepingCapacity: true)
+        if then.isEmpty {
+            persist(ops, nil)
+        } else {
+            persist(ops) { committed in
+                for t in then { t(committed) }
+            }
+        }
+    }
+}
+
+extension DeviceRecord {
+    var row: DeviceRow {
+        DeviceRow(
+            id: id, epoch: ledger.epoch, seq: ledger.seq, pushToken: registration?.pushToken,
+            pushURL: registration?.pushURL, registrationInfo: registration?.registrationInfo ?? [:],
+            liveActivityTokens: liveActivityTokens, pushToStartToken: pushToStartToken, lastSeen: lastSeen)
+    }
+}
