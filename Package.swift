@@ -62,6 +62,14 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // An in-process gateway for tests: manual clock, recording sessions and relay, HTTP driver, temporary store.
+        .target(
+            name: "LanpushTesting",
+            dependencies: [
+                "LanpushGateway", "LanpushCore", "LanpushLWS", "LanpushStore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "lanpushd",
             dependencies: [
@@ -101,7 +109,11 @@ let package = Package(
         ),
         .testTarget(
             name: "LanpushGatewayTests",
-            dependencies: ["LanpushGateway", "LanpushCore"]
+            dependencies: ["LanpushGateway", "LanpushCore", "LanpushTesting", "LanpushLWS", "LanpushStore"]
+        ),
+        .testTarget(
+            name: "LanpushStoreTests",
+            dependencies: ["LanpushStore", "LanpushCore"]
         ),
         .testTarget(name: "LanpushAvahiTests", dependencies: ["LanpushAvahi"]),
         .testTarget(name: "LanpushLWSTests", dependencies: ["LanpushLWS"]),

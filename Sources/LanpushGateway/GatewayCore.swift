@@ -1,5 +1,6 @@
 import Foundation
 import LanpushCore
+import LanpushLWS
 import LanpushStore
 import Logging
 
@@ -8,8 +9,9 @@ import Logging
 /// be stored, and what time does (`housekeeping`). Every part is touched on the loop thread only.
 ///
 /// The HTTP layer (`router`) turns the parts' domain outcomes into status codes and JSON; nothing below it speaks
-/// HTTP. The testing module builds one of these with a manual clock and a recording transport.
-final class GatewayCore {
+/// HTTP. Its `package` surface is what the lws loop drives — and what the testing module (`LanpushTesting`) drives
+/// with a manual clock, recording session transports and a recording relay.
+package final class GatewayCore {
     let config: GatewayConfig
     let clock: () -> Double
     let logger: Logger
@@ -28,11 +30,13 @@ final class GatewayCore {
     let ingestEndpoints: IngestEndpoints
     let router: Router
 
-    init(
-        config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, metrics: GatewayMetrics = GatewayMetrics(),
-        stored: StoredState? = nil, persist: Journal.Persist? = nil, renderMetrics: @escaping () -> String = { "" },
+    /// `persist` hands ops to the store (the completion runs on the loop thread); `nil`: in memory only.
+    package init(
+        config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, stored: StoredState? = nil,
+        persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = nil, renderMetrics: @escaping () -> String = { "" },
         page: @escaping (String) -> (contentType: String, body: [UInt8])? = { _ in nil }
     ) {
+        let metrics = GatewayMetrics()
         self.config = config
         self.clock = clock
         self.logger = logger
@@ -71,9 +75,73 @@ final class GatewayCore {
         relay.restore(stored?.outbox ?? [])
     }
 
+    // MARK: What the loop drives
+
+    package func openSession(id: UInt64, transport: SessionTransport) {
+        sessionProtocol.opened(id: id, transport: transport)
+    }
+
+    package func receive(session id: UInt64, bytes: [UInt8]) {
+        sessionProtocol.received(id: id, bytes: bytes)
+    }
+
+    package func closeSession(id: UInt64) {
+        sessionProtocol.closed(id: id)
+    }
+
     /// A session's socket can take data.
-    func writable(session id: UInt64) {
+    package func writable(session id: UInt64) {
         guard let session = sessions[id], !session.closing else { return }
         SessionWriter(directory: directory, metrics: metrics).writable(session, now: clock())
+    }
+
+    /// The answer to one HTTP request (it may only be sent once `whenCommitted` says the turn is stored).
+    package func respond(to request: HTTPRequest) -> (status: Int, contentType: String, headers: [(String, String)], body: [UInt8]) {
+        let answer = router.route(request)
+        return (answer.status, answer.contentType, answer.headers.map { ($0.name, $0.value) }, answer.body)
+    }
+
+    /// What time does (the loop's 250 ms tick).
+    package func tick() {
+        housekeeping.tick()
+    }
+
+    /// `then` runs on the loop once what this turn recorded is committed (`true`) or failed to (`false`).
+    package func whenCommitted(_ then: @escaping (Bool) -> Void) {
+        journal.whenCommitted(then)
+    }
+
+    /// The end of a loop turn: what it changed goes to the store.
+    package func endTurn() {
+        journal.endTurn()
+    }
+
+    /// Where relay requests go: `send` gets each item and answers with the relay's status (nil: no answer) and JSON
+    /// body, on the loop thread.
+    package func sendRelayRequests(_ send: @escaping (RelayItem, @escaping (Int?, JSONValue?) -> Void) -> Void) {
+        relay.transport = ClosureRelayTransport(send)
+    }
+
+    /// Requests the relay path holds that have not been answered (queued or in flight), oldest first.
+    package var relayPending: [RelayItem] { relay.pacer.pendingItems }
+
+    /// `GET /v1/devices`'s entry for a device.
+    package func deviceStatus(_ id: String) -> JSONValue? {
+        directory[id].map(report.json)
+    }
+}
+
+/// A relay transport from a closure (the testing module's recording relay).
+private final class ClosureRelayTransport: RelayTransport {
+    let send: (RelayItem, @escaping (Int?, JSONValue?) -> Void) -> Void
+
+    init(_ send: @escaping (RelayItem, @escaping (Int?, JSONValue?) -> Void) -> Void) {
+        self.send = send
+    }
+
+    func send(_ item: RelayItem, completion: @escaping (RelayResponse) -> Void) {
+        send(item) { status, body in
+            completion(RelayResponse(status: status, body: body, error: status == nil ? .network("no answer") : nil, duration: 0))
+        }
     }
 }

@@ -9,6 +9,13 @@ public struct GatewayConfig: Sendable, Equatable {
         public var token: String
         /// How its plain notifications travel (`devices[].notifications`; the README's routing table).
         public var notifications: NotificationRouting = .auto
+
+        public init(id: String, name: String, token: String, notifications: NotificationRouting = .auto) {
+            self.id = id
+            self.name = name
+            self.token = token
+            self.notifications = notifications
+        }
     }
 
     public struct Session: Sendable, Equatable {

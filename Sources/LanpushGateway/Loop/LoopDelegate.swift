@@ -14,11 +14,11 @@ final class LoopDelegate: LWSServerDelegate {
 
     /// Commits what this turn changed (accepted = committed: HTTP answers and HA confirms wait for it).
     func finishTurn() {
-        core.journal.endTurn()
+        core.endTurn()
     }
 
     func tick() {
-        core.housekeeping.tick()
+        core.tick()
         finishTurn()
     }
 
@@ -28,15 +28,13 @@ final class LoopDelegate: LWSServerDelegate {
     }
 
     func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse) {
-        let answer = core.router.route(request)
-        core.journal.whenCommitted { committed in
+        let answer = core.respond(to: request)
+        core.whenCommitted { committed in
             guard committed else {
                 let failed = APIResponse.error(503, field: "store", rule: "durable", "the update could not be stored; retry")
                 return response.respond(status: failed.status, body: failed.body)
             }
-            response.respond(
-                status: answer.status, headers: answer.headers.map { ($0.name, $0.value) }, body: answer.body,
-                contentType: answer.contentType)
+            response.respond(status: answer.status, headers: answer.headers, body: answer.body, contentType: answer.contentType)
         }
         finishTurn()
     }
@@ -50,11 +48,11 @@ final class LoopDelegate: LWSServerDelegate {
     func wsOpened(_ connection: WSConnection, _ request: HTTPRequest) {
         let transport = WSTransport(connection)
         transports[connection.id] = transport
-        core.sessionProtocol.opened(id: connection.id, transport: transport)
+        core.openSession(id: connection.id, transport: transport)
     }
 
     func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
-        core.sessionProtocol.received(id: connection.id, bytes: bytes)
+        core.receive(session: connection.id, bytes: bytes)
         finishTurn()
     }
 
@@ -64,7 +62,7 @@ final class LoopDelegate: LWSServerDelegate {
 
     func wsClosed(_ connection: WSConnection) {
         transports.removeValue(forKey: connection.id)
-        core.sessionProtocol.closed(id: connection.id)
+        core.closeSession(id: connection.id)
         finishTurn()
     }
 }

@@ -1,0 +1,276 @@
+import Foundation
+import LanpushCore
+import LanpushGateway
+import LanpushLWS
+import LanpushStore
+import Logging
+
+/// A whole gateway in the test's process, without sockets: the real parts (ledger, coalescer, sessions, ingest,
+/// relay pacing, store), a manual clock, recording session transports, a recording relay, and an HTTP driver
+/// (request in, status and JSON out). Every call runs "on the loop" and ends the turn the way the lws loop does:
+/// what changed is committed, then every session that asked to write is flushed.
+public final class TestGateway {
+    public let config: GatewayConfig
+    public let clock: ManualClock
+    package private(set) var core: GatewayCore
+    /// The state folder (with `store: true`): a restart opens the same database.
+    public let stateDirectory: String?
+    private var store: StateStore?
+    private var sessions: [UInt64: RecordingTransport] = [:]
+    private var nextSession: UInt64 = 0
+    /// Every relay request, in the order it left.
+    public private(set) var relayRequests: [RelayItem] = []
+    /// The relay's answer to a request: status (nil: no answer) and body. Default: 201 with `rateLimits`.
+    public var relayAnswer: (RelayItem) -> (Int?, JSONValue?) = { _ in (201, TestGateway.relayOK) }
+    /// Requests answered only when the test says so (`answerRelay()`), when set.
+    public var holdRelayAnswers = false
+    private var heldAnswers: [(RelayItem, (Int?, JSONValue?) -> Void)] = []
+
+    public static let relayOK: JSONValue = [
+        "messageId": "m", "target": "t",
+        "rateLimits": ["attempts": 1, "successful": 1, "errors": 0, "total": 1, "maximum": 500, "remaining": 499,
+                       "resetsAt": "2030-01-01T00:00:00.000Z"],
+    ]
+
+    /// `config` defaults to two devices, `phone` and `tablet` (`TestGateway.token(for:)` are their tokens), an admin
+    /// and a viewer token, and a relay upstream no test reaches (the relay is recorded, never called).
+    public init(config: GatewayConfig = TestGateway.defaultConfig(), store: Bool = false, clock: ManualClock = ManualClock()) throws {
+        self.config = config
+        self.clock = clock
+        if store {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-test-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            stateDirectory = dir
+        } else {
+            stateDirectory = nil
+        }
+        core = GatewayCore(config: config, clock: clock.reading, logger: Self.quietLogger)
+        try openCore()
+    }
+
+    deinit {
+        if let stateDirectory { try? FileManager.default.removeItem(atPath: stateDirectory) }
+    }
+
+    static let quietLogger: Logger = {
+        var logger = Logger(label: "lanpush-test") { _ in SwiftLogNoOpLogHandler() }
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    public static let adminToken = "admin-token-0123456789abcdef"
+    public static let viewerToken = "viewer-token-0123456789abcdef"
+
+    public static func token(for device: String) -> String { "device-token-\(device)-0123456789" }
+
+    public static func defaultConfig(devices: [String] = ["phone", "tablet"]) -> GatewayConfig {
+        var c = GatewayConfig()
+        c.adminToken = adminToken
+        c.viewerToken = viewerToken
+        c.mdns.enabled = false
+        c.relay.upstream = "http://relay.invalid"
+        c.devices = devices.map { GatewayConfig.Device(id: $0, name: $0.capitalized, token: token(for: $0)) }
+        return c
+    }
+
+    // MARK: Lifecycle
+
+    /// (Re)creates the core over the store as it is on disk.
+    private func openCore() throws {
+        var stored: StoredState?
+        var persist: (([StoreOp], ((Bool) -> Void)?) -> Void)?
+        if let stateDirectory {
+            let store = try StateStore(directory: stateDirectory)
+            stored = try store.load()
+            try store.write([.meta(key: "running", value: "1")])
+            self.store = store
+            // Synchronous: the test sees exactly what a commit wrote, in the order the gateway submitted it.
+            persist = { ops, then in
+                do {
+                    try store.write(ops)
+                    then?(true)
+                } catch {
+                    then?(false)
+                }
+            }
+        }
+        core = GatewayCore(config: config, clock: clock.reading, logger: Self.quietLogger, stored: stored, persist: persist)
+        core.sendRelayRequests { [unowned self] item, answer in
+            self.relayRequests.append(item)
+            if self.holdRelayAnswers {
+                self.heldAnswers.append((item, answer))
+            } else {
+                let (status, body) = self.relayAnswer(item)
+                answer(status, body)
+            }
+        }
+        sessions.removeAll()
+        turn()
+    }
+
+    /// A restart on the same state folder: `clean` closes every session and marks the stop clean first (else the
+    /// next start sees an unclean stop, as after kill -9, and every device gets a new epoch).
+    public func restart(clean: Bool = true) throws {
+        precondition(stateDirectory != nil, "restart needs store: true")
+        if clean {
+            for id in Array(sessions.keys) { close(sessionId: id) }
+            turn()
+            try store?.write([.meta(key: "running", value: "0")])
+        }
+        try openCore()
+    }
+
+    /// Answers the held relay requests (with `relayAnswer`).
+    public func answerRelay() {
+        let held = heldAnswers
+        heldAnswers.removeAll()
+        for (item, answer) in held {
+            let (status, body) = relayAnswer(item)
+            answer(status, body)
+        }
+        turn()
+    }
+
+    // MARK: The loop
+
+    /// Ends the turn: commit, then flush every session that asked to write (as lws does after each turn).
+    public func turn() {
+        core.endTurn()
+        var again = true
+        while again {
+            again = false
+            for (id, transport) in sessions.sorted(by: { $0.key < $1.key }) where transport.takeWriteRequest() && !transport.choked {
+                core.writable(session: id)
+                again = true
+            }
+        }
+    }
+
+    /// Lets `seconds` pass, one 250 ms tick at a time (timeouts, stale dates, dismissals, relay pacing).
+    public func advance(by seconds: Double) {
+        var left = seconds
+        while left > 0 {
+            let step = min(0.25, left)
+            clock.advance(by: step)
+            left -= step
+            core.tick()
+            turn()
+        }
+    }
+
+    // MARK: Sessions
+
+    /// Opens a WebSocket session (not yet authenticated): the server's `auth_required` is its first frame.
+    public func open(peer: String = "127.0.0.1") -> TestSession {
+        nextSession += 1
+        let transport = RecordingTransport(peer: peer)
+        sessions[nextSession] = transport
+        core.openSession(id: nextSession, transport: transport)
+        turn()
+        return TestSession(gateway: self, id: nextSession, transport: transport)
+    }
+
+    /// A device session, authenticated and subscribed (resuming from `resume` when given).
+    public func connect(_ device: String, resume: (epoch: String, seq: UInt64)? = nil) -> TestSession {
+        let s = open()
+        s.send(["type": "auth", "token": .string(Self.token(for: device))])
+        var subscribe: [String: JSONValue] = ["type": "subscribe"]
+        if let resume {
+            subscribe["epoch"] = .string(resume.epoch)
+            subscribe["seq"] = .number(Double(resume.seq))
+        }
+        s.send(.object(subscribe))
+        return s
+    }
+
+    /// An observer session (admin token), of one device or all.
+    public func observe(_ device: String? = nil, token: String = TestGateway.adminToken) -> TestSession {
+        let s = open()
+        var auth: [String: JSONValue] = ["type": "auth", "token": .string(token), "role": "observer"]
+        if let device { auth["device"] = .string(device) }
+        s.send(.object(auth))
+        s.send(["type": "subscribe"])
+        return s
+    }
+
+    func receive(sessionId: UInt64, _ bytes: [UInt8]) {
+        core.receive(session: sessionId, bytes: bytes)
+        turn()
+    }
+
+    /// The client went away (or the gateway's close completed).
+    func close(sessionId: UInt64) {
+        guard sessions.removeValue(forKey: sessionId) != nil else { return }
+        core.closeSession(id: sessionId)
+        turn()
+    }
+
+    /// Sessions the gateway asked to close are closed (as lws does once the close frame is out).
+    public func completeCloses() {
+        for (id, transport) in sessions where transport.closed != nil { close(sessionId: id) }
+    }
+
+    // MARK: HTTP
+
+    /// One HTTP request through the real router, answered once the turn is committed. `token`: bearer token.
+    @discardableResult
+    public func request(
+        _ method: HTTPMethod, _ path: String, json: JSONValue? = nil, raw: [UInt8]? = nil, token: String? = TestGateway.adminToken,
+        headers: [String: String] = [:], query: [(String, String)] = []
+    ) -> TestResponse {
+        var h = headers
+        if let token { h["Authorization"] = "Bearer \(token)" }
+        var body = raw ?? []
+        if let json {
+            body = json.serializedBytes()
+            if h["Content-Type"] == nil { h["Content-Type"] = "application/json" }
+        }
+        let request = HTTPRequest(method: method, path: path, queryItems: query.map { (name: $0.0, value: $0.1) }, headers: h, body: body)
+        let answer = core.respond(to: request)
+        var committed: Bool?
+        core.whenCommitted { committed = $0 }
+        turn()
+        return TestResponse(
+            status: committed == false ? 503 : answer.status, contentType: answer.contentType, headers: answer.headers,
+            body: answer.body, committed: committed ?? false)
+    }
+
+    /// HA's relay body to `/api/sendPushNotification` (or the Android path) for `pushToken`.
+    @discardableResult
+    public func relayBody(
+        _ pushToken: String, title: String? = nil, message: String? = nil, data: JSONValue = [:], extra: [String: JSONValue] = [:],
+        path: String = "/api/sendPushNotification"
+    ) -> TestResponse {
+        var body: [String: JSONValue] = [
+            "push_token": .string(pushToken), "data": data,
+            "registration_info": ["app_id": "io.robbie.HomeAssistant", "app_version": "2025.1", "os_version": "18.2", "webhook_id": "hook-1"],
+        ]
+        if let title { body["title"] = .string(title) }
+        if let message { body["message"] = .string(message) }
+        for (k, v) in extra { body[k] = v }
+        return request(.post, path, json: .object(body), token: nil)
+    }
+
+    /// `POST /v1/push` with the admin token.
+    @discardableResult
+    public func push(_ body: JSONValue) -> TestResponse {
+        request(.post, "/v1/push", json: body)
+    }
+}
+
+/// An HTTP answer of the test gateway.
+public struct TestResponse {
+    public let status: Int
+    public let contentType: String
+    public let headers: [(String, String)]
+    public let body: [UInt8]
+    /// The turn's commit completed (`false`: the answer would have waited).
+    public let committed: Bool
+
+    public var json: JSONValue { (try? JSONValue.parse(body)) ?? .null }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+}

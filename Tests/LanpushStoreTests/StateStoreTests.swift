@@ -1,0 +1,143 @@
+import Foundation
+import LanpushCore
+import Testing
+
+@testable import LanpushStore
+
+/// The SQLite store on a temporary folder: migrations from the committed v1 database, the group-commit rules
+/// (ops on one row collapse to the last), round trips of every row kind, the unclean-stop flag, damage handling.
+@Suite struct StateStoreTests {
+    let dir: String
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-store-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/state-v1/lanpush.sqlite").path
+
+    func activity(_ tag: String, seq: UInt64, message: String = "m", phase: ActivityPhase = .active) -> Activity {
+        Activity(
+            generation: 1, attributes: ActivityAttributes(tag: tag, title: "T", startedAt: 100, webhookId: "w"),
+            state: ["message": .string(message)], phase: phase, staleDate: 500, relevanceScore: 7.5, endedAt: nil,
+            dismissalDate: nil, updatedAt: 200, lastSeq: seq)
+    }
+
+    @Test func theCommittedV1DatabaseMigratesAndKeepsItsState() throws {
+        try FileManager.default.copyItem(atPath: Self.fixture, toPath: dir + "/" + StateStore.fileName)
+        let store = try StateStore(directory: dir)
+        let state = try store.load()
+        #expect(Set(state.devices.keys) == ["phone", "tablet"])
+        let phone = try #require(state.activities["phone"])
+        #expect(phone.map(\.tag).sorted() == ["ev-charging", "washer_cycle"])
+        let washer = try #require(phone.first { $0.tag == "washer_cycle" })
+        #expect(washer.attributes.title == "Washing Machine" && washer.state["progress"] == 900)
+        #expect(state.activities["tablet"]?.map(\.tag) == ["ev-charging"])
+        guard case .notification(let door)? = state.notifications["phone"]?.first?.body else {
+            Issue.record("the queued notification did not survive")
+            return
+        }
+        #expect(door.message == "Front door opened")
+        // v2's table exists and starts empty: a registration can be written and read back.
+        #expect(state.haRegistrations.isEmpty)
+        let row = HARegistrationRow(
+            deviceId: "phone", haDeviceId: "lanpush-phone", webhookId: "hook", deviceName: "Phone", pushToken: "t",
+            pushURL: "http://x", haURL: "http://ha", registeredAt: 1, updatedAt: 2)
+        try store.write([.haRegistration(row)])
+        #expect(try store.load().haRegistrations["phone"] == row)
+    }
+
+    @Test func opsOnOneRowCollapseToTheLast() throws {
+        let store = try StateStore(directory: dir)
+        try store.write([
+            .upsertActivity(deviceId: "d", activity("a", seq: 1, message: "first")),
+            .upsertActivity(deviceId: "d", activity("a", seq: 2, message: "second")),
+            .upsertActivity(deviceId: "d", activity("b", seq: 3)),
+            .deleteActivity(deviceId: "d", tag: "b"),
+        ])
+        let a = try store.load().activities["d"]
+        #expect(a?.map(\.tag) == ["a"] && a?.first?.state["message"] == "second")
+        // A delete then an upsert of the same row: the upsert wins.
+        try store.write([.deleteActivity(deviceId: "d", tag: "a"), .upsertActivity(deviceId: "d", activity("a", seq: 4, message: "back"))])
+        #expect(try store.load().activities["d"]?.first?.state["message"] == "back")
+    }
+
+    @Test func anActivityRoundTripsEveryField() throws {
+        let store = try StateStore(directory: dir)
+        var a = activity("w", seq: 9, phase: .ended)
+        a.endedAt = 300
+        a.dismissalDate = 400
+        try store.write([.upsertActivity(deviceId: "d", a)])
+        #expect(try store.load().activities["d"] == [a])
+    }
+
+    @Test func aDeviceRowRoundTrips() throws {
+        let store = try StateStore(directory: dir)
+        let row = DeviceRow(
+            id: "phone", epoch: "e1", seq: 42, pushToken: "tok", pushURL: "https://relay/x",
+            registrationInfo: ["app_id": "io.robbie.HomeAssistant"], liveActivityTokens: ["w": ["token": "la"]],
+            pushToStartToken: "pts", lastSeen: 123.5)
+        try store.write([.device(row)])
+        #expect(try store.load().devices["phone"] == row)
+    }
+
+    @Test func notificationsQueueAndArePrunedThroughASeq() throws {
+        let store = try StateStore(directory: dir)
+        let ops: [StoreOp] = (1...5).map { .insertNotification(deviceId: "d", QueuedNotification(seq: UInt64($0), body: .notification(PlainNotification(message: "n\($0)", data: ["tag": "camera.front_door"])), acceptedAt: 1)) }
+        try store.write(ops + [.insertNotification(deviceId: "d", QueuedNotification(seq: 6, body: .clear(tag: "x"), acceptedAt: 1))])
+        try store.write([.deleteNotifications(deviceId: "d", through: 3), .deleteNotification(deviceId: "d", seq: 5)])
+        let left = try #require(try store.load().notifications["d"])
+        #expect(left.map(\.seq) == [4, 6])
+        #expect(left[1].body == .clear(tag: "x"))
+        guard case .notification(let n) = left[0].body else {
+            Issue.record("expected a notification")
+            return
+        }
+        // The queue's byte bound is recomputed from what was stored: a reloaded queue weighs what it weighed.
+        #expect(n.tag == "camera.front_door" && left[0].bytes == OutboundEvent.notification(seq: 4, n).json.serializedBytes().count)
+    }
+
+    @Test func theOutboxIsReplacedAsAWhole() throws {
+        let store = try StateStore(directory: dir)
+        let a = OutboxRow(deviceId: "d", slot: "0|w", kind: "start", url: "http://r", body: ["x": 1], seq: 1)
+        let b = OutboxRow(deviceId: "d", slot: "1|", kind: "notification", url: "http://r", body: ["y": 2], seq: 2)
+        try store.write([.replaceOutbox([a, b])])
+        #expect(try store.load().outbox == [a, b])
+        try store.write([.replaceOutbox([b])])
+        #expect(try store.load().outbox == [b])
+        try store.write([.replaceOutbox([])])
+        #expect(try store.load().outbox.isEmpty)
+    }
+
+    @Test func theRunningFlagTellsAnUncleanStop() throws {
+        let store = try StateStore(directory: dir)
+        #expect(try !store.load().wasUnclean)
+        try store.write([.meta(key: "running", value: "1")])
+        #expect(try StateStore(directory: dir).load().wasUnclean)
+        try store.write([.meta(key: "running", value: "0")])
+        #expect(try !StateStore(directory: dir).load().wasUnclean)
+    }
+
+    @Test func aDamagedDatabaseIsRefusedWithTheWayOut() throws {
+        try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: dir + "/" + StateStore.fileName))
+        do {
+            _ = try StateStore(directory: dir)
+            Issue.record("a damaged database must not open")
+        } catch let error as StoreError {
+            #expect(error.description.contains("--reset-state"))
+        }
+        let moved = try #require(try StateStore.moveAside(directory: dir, now: Date(timeIntervalSince1970: 1000)))
+        #expect(moved.hasSuffix(".corrupt-1000") && FileManager.default.fileExists(atPath: moved))
+        #expect(try StateStore(directory: dir).load().devices.isEmpty)
+    }
+
+    @Test func aCheckpointFoldsTheLogIntoTheFile() throws {
+        let store = try StateStore(directory: dir)
+        try store.write((1...50).map { .upsertActivity(deviceId: "d", activity("t\($0)", seq: UInt64($0))) })
+        store.checkpoint()
+        let wal = (try? FileManager.default.attributesOfItem(atPath: dir + "/" + StateStore.fileName + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+        #expect(try store.load().activities["d"]?.count == 50)
+    }
+}
