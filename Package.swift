@@ -48,7 +48,12 @@ let package = Package(
             dependencies: ["LanpushCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
 
-        // The gateway: config, HTTP routes, session protocol, the loop-owned hub.
+        // The one HTTP client (relay path, HA's REST API, the CLI): JSON over URLSession with a hard timeout.
+        .target(name: "LanpushHTTPClient", dependencies: ["LanpushCore"]),
+        // Signals, rlimits and systemd's notify socket for the two executables: Glibc stays here.
+        .target(name: "LanpushPlatform"),
+
+        // The gateway: config, HTTP routes, session protocol, the loop-owned parts.
         .target(
             name: "LanpushGateway",
             dependencies: [
@@ -56,9 +61,9 @@ let package = Package(
                 "LanpushLWS",
                 "LanpushAvahi",
                 "LanpushStore",
+                "LanpushHTTPClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -73,10 +78,14 @@ let package = Package(
         .executableTarget(
             name: "lanpushd",
             dependencies: [
+                "LanpushCore",
                 "LanpushGateway",
                 "LanpushStore",
+                "LanpushPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .executableTarget(
@@ -85,6 +94,8 @@ let package = Package(
                 "LanpushCore",
                 "LanpushAvahi",
                 "LanpushLWS",
+                "LanpushHTTPClient",
+                "LanpushPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

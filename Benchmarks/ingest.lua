@@ -1,4 +1,4 @@
--- wrk script: POST /v1/push updates round-robin over 10 tags of one device (the ingest benchmark of issue 4).
+-- wrk script: POST /v1/push updates round-robin over 10 tags of one device (the ingest benchmark).
 --   LANPUSH_TOKEN=<admin token> LANPUSH_DEVICE=<device id> wrk -t1 -c16 -d8s --latency -s Benchmarks/ingest.lua http://127.0.0.1:PORT
 -- lanpush-bench runs it itself (scenario `ingest`) when wrk is installed, against the lanpushd it started.
 local n = 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Relay-path benchmark (issue 5): seed-000 scenarios replayed against a gone device, through the real pacer.
+"""Relay-path benchmark: HA-docs scenarios replayed against a gone device, through the real pacer.
 
-For the washer cycle and the EV charging 0→100 % sequence of seed 000, replayed at `--speed` × real time (10 by
+For the washer cycle and the EV charging 0→100 % sequence of HA's Live Activity docs, replayed at `--speed` × real time (10 by
 default), HA's relay body is POSTed to lanpushd's HA-compatible ingest (`/api/sendPushNotification`) for a device
 that registered its push_token over lanpush.v1 and then closed its WebSocket (gone): every accepted change goes,
 through the pacer with the *default* relay limits of Config/lanpush.yaml (min_update_interval 15 s, …), to a
@@ -55,7 +55,7 @@ STATE_KEYS = ["critical_text", "progress", "progress_max", "chronometer", "when"
               "progress_bar_direction", "url"]
 
 
-# ---- scenarios (seed 000; same steps as Sources/lanpush-bench/Scenarios.swift SeedSequences.ev / .washer) ------
+# ---- scenarios (HA's Live Activity docs; same steps as Sources/lanpush-bench/Scenarios.swift SeedSequences.ev / .washer) ------
 
 @dataclass
 class Step:
@@ -76,7 +76,7 @@ class Scenario:
 
 
 def washer(end_after: float) -> Scenario:
-    """Seed 000 washing machine: the phases HA's docs name, progress in seconds of a 3600 s cycle.
+    """HA's Live Activity docs, washing machine: the phases the docs name, progress in seconds of a 3600 s cycle.
 
     Timeline: an update at each phase change, at t = progress (the payload's own clock: progress counts seconds of
     progress_max 3600), i.e. every 10 min over a 60 min cycle — what the seed's state trigger on
@@ -94,13 +94,13 @@ def washer(end_after: float) -> Scenario:
              phase(1800, "Rinsing · 1 of 2", 1800), phase(2400, "Rinsing · 2 of 2", 2400), phase(3000, "Spinning", 3000),
              phase(3600, "Cycle complete", 3600, done=True),
              Step(3600 + end_after, "clear_notification", None, end=True)]
-    return Scenario("washer", "Washer cycle (seed 000)", "washer_cycle", "Washing Machine", steps,
+    return Scenario("washer", "Washer cycle (HA's Live Activity docs)", "washer_cycle", "Washing Machine", steps,
                     f"7 updates, one per phase every 600 s over a 3600 s cycle (t = progress), clear {end_after:g} s "
                     "after 'Cycle complete'")
 
 
 def ev(end_after: float) -> Scenario:
-    """Seed 000 EV charging, throttled to 5 % steps as the seed's template condition does: 0 → 100 %.
+    """HA's Live Activity docs, EV charging, throttled to 5 % steps as the docs' template condition does: 0 → 100 %.
 
     Timeline: the messages say "Est. (100 - p) × 1.2 min remaining" (Scenarios.swift), i.e. 1.2 min per percent:
     a 5 % step every 360 s and 0 → 100 % in 2 h (e.g. an 11 kW wallbox and a ~22 kWh pack, or 22 kW into ~44 kWh);
@@ -112,13 +112,13 @@ def ev(end_after: float) -> Scenario:
                           {"critical_text": f"{p}%", "progress": p, "progress_max": 100,
                            "notification_icon": "mdi:ev-station", "notification_icon_color": "#4CAF50"}))
     steps.append(Step(7200 + end_after, "clear_notification", None, end=True))
-    return Scenario("ev", "EV charging 0→100 % (seed 000)", "ev-charging", "EV Charging", steps,
+    return Scenario("ev", "EV charging 0→100 % (HA's Live Activity docs)", "ev-charging", "EV Charging", steps,
                     f"21 updates, a 5 % step every 360 s (1.2 min/%, as the 'Est. N min remaining' text says), 2 h "
                     f"in all, clear {end_after:g} s after 'Charging complete'")
 
 
 def ha_body(sc: Scenario, step: Step) -> dict:
-    """The body HA's mobile_app posts to a device's push_url (DESIGN.md §2.1): title omitted on the clear."""
+    """The body HA's mobile_app posts to a device's push_url: title omitted on the clear."""
     body = {"push_token": PUSH_TOKEN, "registration_info": dict(REGISTRATION_INFO), "message": step.message}
     if step.end:
         body["data"] = {"tag": sc.tag}

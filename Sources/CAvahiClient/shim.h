@@ -6,7 +6,7 @@
  *  - constants from anonymous enums / macros, typed as Avahi's own typedefs;
  *  - thin wrappers over the AvahiPoll function-pointer table (timeouts);
  *  - a tiny pthread mutex + condition pair, so the Swift adapter needs neither Glibc nor Foundation
- *    (and TSan stays quiet: DESIGN §7).
+ *    (ThreadSanitizer reports false races on Synchronization.Mutex, not on a pthread mutex).
  * Variadic Avahi calls (avahi_entry_group_add_service, avahi_string_list_new, ...) are unavailable in
  * Swift: use the *_strlst variants and avahi_string_list_add_pair.
  */

@@ -2,7 +2,7 @@ import CAvahiClient
 
 /// Publishes one DNS-SD service (by default `_lanpush._tcp`) through avahi-daemon, and keeps it published.
 ///
-/// Behaviour (DESIGN §6, §7, §10):
+/// Behaviour:
 /// - Uses an `AvahiThreadedPoll` and `AVAHI_CLIENT_NO_FAIL`: `start()` succeeds whether or not avahi-daemon
 ///   runs; the service appears as soon as the daemon does.
 /// - avahi-daemon restart: the client enters `AVAHI_CLIENT_FAILURE` (`AVAHI_ERR_DISCONNECTED`); the publisher

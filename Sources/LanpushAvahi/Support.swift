@@ -19,7 +19,7 @@ func avahiErrorText(_ code: Int32) -> String {
     return String(cString: text)
 }
 
-/// A plain mutex (pthread, via the shim: TSan is clean with it, DESIGN §7) with an attached condition variable.
+/// A plain mutex (pthread, via the shim: ThreadSanitizer reports false races on Synchronization.Mutex, not on this) with an attached condition variable.
 final class SyncLock: @unchecked Sendable {
     let raw: UnsafeMutablePointer<lp_sync>
 

@@ -34,7 +34,7 @@ enum StoreCodec {
         if value["kind"]?.stringValue == "clear" {
             return value["tag"]?.stringValue.map { .clear(tag: $0) }
         }
-        return .notification(PlainNotification(
+        return .notification(NotifyMessage(
             title: value["title"]?.stringValue, message: value["message"]?.stringValue,
             data: value["data"]?.objectValue ?? [:]))
     }

@@ -147,7 +147,7 @@ struct PublishResult {
     var sent = 0
     var answered = 0
     var statusCounts: [Int: Int] = [:]
-    /// Request → complete answer, ns (HTTP only: the ingest latency of issue 4).
+    /// Request → complete answer, ns (HTTP only: the ingest latency).
     var answerLatency = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
     /// Requests due but not sent on time because every connection was busy (rate mode).
     var lateStarts = 0

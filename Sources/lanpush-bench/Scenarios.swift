@@ -6,7 +6,7 @@ import LanpushCore
 import Glibc
 #endif
 
-/// Sizes of a benchmark run. `full` is issue 8's table; `smoke` finishes in seconds.
+/// Sizes of a benchmark run. `full` is the table; `smoke` finishes in seconds.
 struct Scale: Sendable {
     var latencySessions = 1000
     var latencyRate = 1000.0
@@ -72,7 +72,7 @@ enum ScenarioID: String, CaseIterable, Sendable {
         case .fanout: return "10,000 sessions: idle memory, then 1 update fanned out to all"
         case .bytes: return "Bytes per update: delta vs full state (seed scenarios)"
         case .slow: return "1 slow session (10 frames/s) while 1,000 updates/s flow on 1 tag"
-        case .ingest: return "Ingest (issue 4): HTTP throughput and answer latency, no session"
+        case .ingest: return "Ingest: HTTP throughput and answer latency, no session"
         }
     }
 
@@ -571,7 +571,7 @@ final class ScenarioRunner {
         return m
     }
 
-    /// Issue 4: HTTP ingest with no session (every update queued for the device): as fast as possible over
+    /// HTTP ingest with no session (every update queued for the device): as fast as possible over
     /// `fastConnections` keep-alive connections, then at 1,000/s; answer latency percentiles.
     private func ingest(_ kind: ServerKind) throws -> [Metric] {
         let s = try setUp(kind, devices: 1, sessions: 0)
@@ -671,7 +671,7 @@ func median(_ xs: [Double]) -> Double {
     return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
 }
 
-// MARK: - The seed scenarios (DESIGN.md seeds 000 and 002): every update is a complete state
+// MARK: - The documented scenarios (HA's Live Activity docs, Aivi's templates): every update is a complete state
 
 struct SeedSequence {
     struct Step {
@@ -688,7 +688,7 @@ struct SeedSequence {
 enum SeedSequences {
     static var all: [SeedSequence] { [ev, washer, aivi] }
 
-    /// Seed 000 "EV charging", throttled to 5 % steps: 0 → 100.
+    /// HA's Live Activity docs: "EV charging", throttled to 5 % steps: 0 → 100.
     static var ev: SeedSequence {
         let steps = stride(from: 0, through: 100, by: 5).map { p -> SeedSequence.Step in
             let minutes = (100 - p) * 6 / 5
@@ -700,7 +700,7 @@ enum SeedSequences {
         return SeedSequence(name: "ev", label: "EV charging 0→100 % in 5 % steps", tag: "ev-charging", title: "EV Charging", updates: steps)
     }
 
-    /// Seed 000 "washing machine": its phases, progress in seconds of 3600, a countdown, then complete.
+    /// HA's Live Activity docs: "washing machine": its phases, progress in seconds of 3600, a countdown, then complete.
     static var washer: SeedSequence {
         let end = 1_800_003_600.0
         func phase(_ message: String, _ progress: Int, done: Bool = false) -> SeedSequence.Step {
@@ -720,7 +720,7 @@ enum SeedSequences {
         ])
     }
 
-    /// Seed 002's segmented progress template (layered, hatched overflow zone), charging 10 → 100 %.
+    /// Aivi's segmented progress template (layered, hatched overflow zone), charging 10 → 100 %.
     static var aivi: SeedSequence {
         let steps = stride(from: 10, through: 100, by: 10).map { p -> SeedSequence.Step in
             let template: JSONValue = [

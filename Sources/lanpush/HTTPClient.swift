@@ -1,5 +1,6 @@
 import Foundation
 import LanpushCore
+import LanpushHTTPClient
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -45,7 +46,7 @@ struct HTTPAnswer {
 
     var json: JSONValue? { try? JSONValue.parse(Array(body)) }
 
-    /// The server's `message` (DESIGN §10: every error is `{"message","field","rule"}`), or the raw text.
+    /// The server's `message` (docs/PROTOCOL.md: every error is `{"message","field","rule"}`), or the raw text.
     var errorMessage: String {
         if let o = json?.objectValue, let m = o["message"]?.stringValue ?? o["errorMessage"]?.stringValue {
             return m
@@ -55,39 +56,20 @@ struct HTTPAnswer {
     }
 }
 
-/// A blocking HTTP client over URLSession (the CLI runs no event loop of its own for HTTP).
+/// Blocking requests for the CLI (it runs no event loop of its own for HTTP), over the shared `JSONHTTPClient`.
 enum HTTP {
     static func request(
         _ method: String, _ url: String, token: String?, json body: JSONValue? = nil, timeout: Double = 10
     ) throws -> HTTPAnswer {
-        guard let u = URL(string: url) else { throw CLIError("invalid URL \(url)") }
-        var request = URLRequest(url: u, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let token, !token.isEmpty { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.serializedBytes())
+        let client = JSONHTTPClient(timeout: timeout, bearer: token)
+        defer { client.shutdown() }
+        let response = client.sendAndWait(method, url, body: body)
+        if case .invalidURL? = response.failure { throw CLIError("invalid URL \(url)") }
+        if let failure = response.failure {
+            throw CLIError("cannot reach the gateway at \(url): \(failure)")
         }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
-        let box = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        session.dataTask(with: request) { data, response, error in
-            box.data = data
-            box.status = (response as? HTTPURLResponse)?.statusCode
-            box.error = error
-            done.signal()
-        }.resume()
-        done.wait()
-        if let error = box.error {
-            throw CLIError("cannot reach the gateway at \(url): \(describe(error))")
-        }
-        guard let status = box.status else { throw CLIError("no HTTP answer from \(url)") }
-        return HTTPAnswer(status: status, body: box.data ?? Data())
+        guard let status = response.status else { throw CLIError("no HTTP answer from \(url)") }
+        return HTTPAnswer(status: status, body: Data(response.bytes))
     }
 
     /// GET that must answer 200 with JSON; anything else is a one-line error.
@@ -99,27 +81,4 @@ enum HTTP {
         guard let json = answer.json else { throw CLIError("\(url) answered something that is not JSON") }
         return json
     }
-
-    private static func describe(_ error: Error) -> String {
-        guard let e = error as? URLError else { return "\(error)" }
-        switch e.code {
-        case .cannotConnectToHost: return "connection refused"
-        case .timedOut: return "timed out"
-        case .cannotFindHost, .dnsLookupFailed: return "unknown host"
-        case .networkConnectionLost: return "connection lost"
-        case .notConnectedToInternet: return "network unreachable"
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-            return "TLS failed (certificate not trusted?)"
-        case .badServerResponse: return "bad HTTP answer"
-        default: return "URL error \(e.code.rawValue)"
-        }
-    }
-}
-
-/// Written by URLSession's delegate queue before the semaphore is signalled; read after the wait.
-private final class ResultBox: @unchecked Sendable {
-    var data: Data?
-    var status: Int?
-    var error: Error?
 }

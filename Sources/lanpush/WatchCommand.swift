@@ -1,4 +1,5 @@
 import ArgumentParser
+import LanpushPlatform
 import Foundation
 import LanpushCore
 import LanpushLWS

@@ -1,5 +1,7 @@
 import ArgumentParser
+import LanpushPlatform
 import Foundation
+import LanpushCore
 import LanpushGateway
 import LanpushStore
 import Logging

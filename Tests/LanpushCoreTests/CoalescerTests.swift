@@ -131,9 +131,9 @@ import Testing
         var h = Harness()
         h.read()
         h.apply(live("a", ["message": "1"]))
-        h.apply(.notification(PlainNotification(title: "Door", message: "open", data: ["x": 1])))
+        h.apply(.notification(NotifyMessage(title: "Door", message: "open", data: ["x": 1])))
         h.apply(live("a", ["message": "2"]))
-        h.apply(.notification(PlainNotification(message: "second")))
+        h.apply(.notification(NotifyMessage(message: "second")))
         let frames = h.read()
         #expect(frames.map { $0.json["type"]!.stringValue! } == ["notification", "start", "notification"])
         #expect(frames.map(\.seq) == [2, 3, 4])
@@ -221,7 +221,7 @@ import Testing
                 case 4:
                     h.apply(.end(EndRequest(tag: tag, dismissal: op % 3 == 0 ? .immediate : .after(30))))
                 case 5:
-                    h.apply(.notification(PlainNotification(message: "n\(op)")))
+                    h.apply(.notification(NotifyMessage(message: "n\(op)")))
                 case 6:
                     h.now += Double(op % 40)
                     for change in h.ledger.advance(to: h.now) { h.coalescer.note(change) }

@@ -15,7 +15,7 @@ import Testing
     // MARK: Tags
 
     @Test(arguments: ["camera.front_door", "Front door: motion", "a:b:c", String(repeating: "x", count: 300), "42"])
-    func aPlainNotificationTagIsOpaque(tag: String) throws {
+    func aNotifyMessageTagIsOpaque(tag: String) throws {
         let command = try PayloadFixture.command(#"{"message":"Motion","data":{"tag":\#(JSONValue.string(tag).serialized())}}"#)
         guard case .notification(let n) = command else {
             Issue.record("expected a plain notification, got \(command)")
@@ -182,7 +182,7 @@ import Testing
         var h = SessionHarness(queueBytes: 4096)
         h.read()
         let big = String(repeating: "x", count: 1000)
-        for i in 0..<10 { h.apply(.notification(PlainNotification(message: "\(i) \(big)"))) }
+        for i in 0..<10 { h.apply(.notification(NotifyMessage(message: "\(i) \(big)"))) }
         #expect(h.ledger.notificationBytes <= 4096)
         #expect(h.ledger.droppedNotificationTotal == UInt64(10 - h.ledger.notifications.count))
         let frames = h.read().map(\.json)
@@ -203,7 +203,7 @@ import Testing
         h.received = []
         let big = String(repeating: "x", count: 1000)
         for i in 0..<10 {
-            h.apply(.notification(PlainNotification(message: "\(i) \(big)")))
+            h.apply(.notification(NotifyMessage(message: "\(i) \(big)")))
             h.read(ack: false)
         }
         #expect(h.ledger.droppedNotificationTotal > 0)

@@ -99,7 +99,7 @@ import Testing
     @Test func notificationQueueIsBoundedInBytesOldestFirst() {
         var ledger = DeviceLedger(deviceId: "d", epoch: "e1", notificationQueueBytes: 4096)
         let text = String(repeating: "n", count: 1200)
-        for i in 0..<5 { _ = ledger.apply(.notification(PlainNotification(message: "\(i)\(text)")), now: t0) }
+        for i in 0..<5 { _ = ledger.apply(.notification(NotifyMessage(message: "\(i)\(text)")), now: t0) }
         #expect(ledger.notifications.map(\.seq) == [3, 4, 5])
         #expect(ledger.droppedNotificationTotal == 2 && ledger.droppedNotificationSeqs == [1, 2])
         #expect(ledger.notificationBytes == ledger.notifications.reduce(0) { $0 + $1.bytes })
@@ -107,7 +107,7 @@ import Testing
         #expect(ledger.notifications.map(\.seq) == [5])
         #expect(ledger.notificationBytes == ledger.notifications[0].bytes)
         // One notification larger than the whole queue still stays: the newest is never dropped.
-        _ = ledger.apply(.notification(PlainNotification(message: String(repeating: "x", count: 8000))), now: t0)
+        _ = ledger.apply(.notification(NotifyMessage(message: String(repeating: "x", count: 8000))), now: t0)
         #expect(ledger.notifications.map(\.seq) == [6])
     }
 }

@@ -1,7 +1,7 @@
 import LanpushCore
 import Testing
 
-/// Every example payload of seed 000 (HA companion docs), mapped to the exact command a client receives.
+/// Every example payload of HA's Live Activity docs (companion docs), mapped to the exact command a client receives.
 struct PayloadMappingTests {
     struct Example: Sendable, CustomTestStringConvertible {
         let name: String
@@ -200,27 +200,27 @@ struct PayloadMappingTests {
         #expect(
             command
                 == .notification(
-                    PlainNotification(
+                    NotifyMessage(
                         title: "Door", message: "Front door opened", data: PayloadFixture.object(payload)["data"]!.objectValue!)))
         #expect(command.tag == "door")
     }
 
     @Test func plainNotificationWithoutData() throws {
-        #expect(try PayloadFixture.command(#"{"message":"hello"}"#) == .notification(PlainNotification(message: "hello")))
+        #expect(try PayloadFixture.command(#"{"message":"hello"}"#) == .notification(NotifyMessage(message: "hello")))
         #expect(
             try PayloadFixture.command(#"{"message":"hello","data":null,"title":null}"#)
-                == .notification(PlainNotification(message: "hello")))
+                == .notification(NotifyMessage(message: "hello")))
     }
 
     @Test func liveUpdateFalseIsPlain() throws {
         let command = try PayloadFixture.command(#"{"message":"m","data":{"tag":"t","live_update":"false"}}"#)
-        #expect(command == .notification(PlainNotification(message: "m", data: ["tag": "t", "live_update": "false"])))
+        #expect(command == .notification(NotifyMessage(message: "m", data: ["tag": "t", "live_update": "false"])))
     }
 
     @Test func clearWithoutTagIsPlain() throws {
         #expect(
             try PayloadFixture.command(#"{"message":"clear_notification"}"#)
-                == .notification(PlainNotification(message: "clear_notification")))
+                == .notification(NotifyMessage(message: "clear_notification")))
     }
 
     @Test func clearWithLifecycleFields() throws {

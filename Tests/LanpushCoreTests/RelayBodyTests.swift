@@ -2,11 +2,11 @@ import Testing
 
 @testable import LanpushCore
 
-/// The body lanpush sends to HA's relay (DESIGN.md §2.1, §10 "Relay path").
+/// The body lanpush sends to HA's relay.
 @Suite struct RelayBodyTests {
     let acceptedAt = 1_700_000_000.4
 
-    /// HA's own relay body, §2.1.
+    /// HA's own relay body, as mobile_app posts it to a push_url.
     static let haBody: JSONValue = [
         "message": "Cycle started", "title": "Washing Machine",
         "data": ["tag": "washer_cycle", "live_update": true, "progress": 900, "progress_max": 3600],
@@ -111,7 +111,7 @@ import Testing
         #expect(body.json == ["message": "clear_notification", "push_token": "t", "data": ["event": "end"]])
     }
 
-    /// A native `/v1/push` goes out in the shape HA's `mobile_app` would have posted (§2.1).
+    /// A native `/v1/push` goes out in the shape HA's `mobile_app` would have posted.
     @Test func aNativePushTakesHAsShapeWithTheDevicesRegistration() {
         let message = NotifyMessage(
             title: "Washing Machine", message: "Cycle started",
@@ -225,6 +225,6 @@ import Testing
         withEvent.event = .start
         #expect(RelayItem.Kind(.liveUpdate(withEvent), activityLive: true) == .start)
         #expect(RelayItem.Kind(.end(EndRequest(tag: "t")), activityLive: true) == .end)
-        #expect(RelayItem.Kind(.notification(PlainNotification(message: "m")), activityLive: false) == .notification)
+        #expect(RelayItem.Kind(.notification(NotifyMessage(message: "m")), activityLive: false) == .notification)
     }
 }

@@ -117,7 +117,7 @@ struct PacerHarness {
 
     // MARK: Updates: one per interval per slot, latest state wins
 
-    /// Issue 5: a burst of 100 updates in 3 s on one tag with a 1 s interval → at most 4 relay requests,
+    /// a burst of 100 updates in 3 s on one tag with a 1 s interval → at most 4 relay requests,
     /// and the last one carries the final state.
     @Test func aBurstOf100UpdatesIn3SecondsSendsAtMost4AndEndsWithTheFinalState() {
         var h = PacerHarness(Self.limits(interval: 1))

@@ -1,7 +1,7 @@
 import LanpushCore
 import Testing
 
-/// Aivi templates (seed 002, newer than 003): the seed's examples travel in the state unchanged, and every
+/// Aivi templates (the newer revision of Aivi's template docs): the documented examples travel in the state unchanged, and every
 /// rule of the schema is enforced with the exact field path.
 struct TemplateTests {
     struct Example: Sendable, CustomTestStringConvertible {

@@ -84,7 +84,7 @@ import Testing
 
     @Test func notificationsQueueAndArePrunedThroughASeq() throws {
         let store = try StateStore(directory: dir)
-        let ops: [StoreOp] = (1...5).map { .insertNotification(deviceId: "d", QueuedNotification(seq: UInt64($0), body: .notification(PlainNotification(message: "n\($0)", data: ["tag": "camera.front_door"])), acceptedAt: 1)) }
+        let ops: [StoreOp] = (1...5).map { .insertNotification(deviceId: "d", QueuedNotification(seq: UInt64($0), body: .notification(NotifyMessage(message: "n\($0)", data: ["tag": "camera.front_door"])), acceptedAt: 1)) }
         try store.write(ops + [.insertNotification(deviceId: "d", QueuedNotification(seq: 6, body: .clear(tag: "x"), acceptedAt: 1))])
         try store.write([.deleteNotifications(deviceId: "d", through: 3), .deleteNotification(deviceId: "d", seq: 5)])
         let left = try #require(try store.load().notifications["d"])

@@ -1,4 +1,4 @@
-"""A real Home Assistant on loopback, for the HA-native tests (DESIGN.md §10 "Real Home Assistant in tests").
+"""A real Home Assistant on loopback, for the HA-native tests.
 
 The venv is built once, outside the repository, and reused: `${LANPUSH_HA_VENV}` or
 `${XDG_CACHE_HOME:-~/.cache}/lanpush/ha-2025.4.4`. HA 2025.4.x runs on Python 3.13 (pyenv's on these machines);

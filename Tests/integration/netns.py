@@ -1,4 +1,4 @@
-"""Network-namespace test bed for lanpush discovery tests (DESIGN §8, §10).
+"""Network-namespace test bed for lanpush discovery tests.
 
 Two namespaces joined by a veth pair, with addresses assigned only inside them:
 

@@ -1,4 +1,4 @@
-"""The Home Assistant add-on in Config/addon (issue 7), checked without Docker.
+"""The Home Assistant add-on in Config/addon, checked without Docker.
 
 - config.yaml against the Supervisor's rules for add-on configs (required keys, slug, arch, image, watchdog, ports,
   schema types) and its options -> /data/options.json validation, re-implemented here from those rules;

@@ -1,4 +1,4 @@
-"""Discovery (DESIGN §6): the gateway's `_lanpush._tcp` service as an independent client sees it.
+"""Discovery: the gateway's `_lanpush._tcp` service as an independent client sees it.
 
 Every test builds its own pair of network namespaces (see netns.py): the publisher, a private dbus-daemon and
 avahi-daemon run in A; python-zeroconf (the mDNS library Home Assistant uses) browses — or publishes a

@@ -1,4 +1,4 @@
-"""HA-native mode (issue 10) against a real Home Assistant 2025.4.4 on loopback.
+"""HA-native mode against a real Home Assistant 2025.4.4 on loopback.
 
 lanpushd registers its devices with HA's mobile_app, subscribes to HA's local push channel and confirms each
 event. Witnesses: HA itself (its REST API, its websocket API with a client of our own, its log), a lanpush.v1
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.home_assistant
 if os.environ.get("LANPUSHD"):  # e.g. a build in another scratch dir
     gateway_module.BINARY = Path(os.environ["LANPUSHD"])
 
-# The seed-000 washer cycle, as an automation would call notify.mobile_app_<device>.
+# The HA-docs washer cycle, as an automation would call notify.mobile_app_<device>.
 WASHER = [
     ("Washing Machine", "Cycle started", {"tag": "washer_cycle", "live_update": True}),
     ("Washing Machine", "Rinsing · 1 of 2", {"tag": "washer_cycle", "live_update": True, "progress": 900,

@@ -1,4 +1,4 @@
-"""The live preview page (issue 9), in Debian's headless Chromium driven over the DevTools protocol.
+"""The live preview page, in Debian's headless Chromium driven over the DevTools protocol.
 
 The browser is an independent lanpush.v1 client (its own WebSocket and JSON); the assertions read the DOM's
 stable data-* attributes and computed styles. Screenshots land in test-artifacts/ (gitignored).
@@ -39,7 +39,7 @@ class Chromium:
             pytest.fail("chromium is not installed: run ./scripts/setup --test")
         self.profile = tempfile.mkdtemp(prefix="lanpush-chromium-")
         self.log = open(Path(self.profile) / "chromium.log", "wb")
-        # As root Chromium runs only without its sandbox (DESIGN.md §10).
+        # As root Chromium runs only without its sandbox.
         self.proc = subprocess.Popen(
             [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
              "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
@@ -231,7 +231,7 @@ def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
     loaded = browser.js("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
     assert loaded < 1000, f"the page took {loaded} ms to load"
 
-    # An observer never makes a device count as connected (DESIGN.md §10).
+    # An observer never makes a device count as connected.
     status, devices = gw.get("/v1/devices")
     assert status == 200 and all(not d["connected"] and d["sessions"] == 0 for d in devices["devices"])
     browser.wait("document.querySelector('[data-region=device-status][data-device-id=phone]').dataset.path === 'none'",
@@ -262,7 +262,7 @@ def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
     browser.wait(f"document.querySelector('{card('debug-all')} [data-field=timer]').textContent !== '{first}'",
                  timeout=3, what="the timer ticking on the page")
 
-    # A segmented Aivi progress payload (seed 002's layered example) and a split one with a hatched track.
+    # A segmented Aivi progress payload (Aivi's layered example) and a split one with a hatched track.
     push(gw, AIVI_LAYERED)
     push(gw, AIVI_SPLIT)
     browser.wait(f"!!document.querySelector('{card('aivi-dishwasher')}')", what="the Aivi cards")

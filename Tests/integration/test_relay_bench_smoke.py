@@ -1,6 +1,6 @@
-"""A seconds-long smoke run of the relay-path benchmark `Benchmarks/relay_replay.py` (issue 5).
+"""A seconds-long smoke run of the relay-path benchmark `Benchmarks/relay_replay.py`.
 
-`--smoke` replays both seed-000 scenarios (washer cycle, EV charging) at 1000× with a 1 s update interval against a
+`--smoke` replays both HA-docs scenarios (washer cycle, EV charging) at 1000× with a 1 s update interval against a
 gone device and the local fake relay; the script exits non-zero if the final state did not reach the relay. This
 checks the benchmark still runs and that the pacer delivers the final state — not the figures (the benchmark itself
 is `Benchmarks/relay_replay.py` with a release build).

@@ -1,4 +1,4 @@
-"""lanpushd as a systemd service (issue 7): scripts/install, the unit, and the sd_notify protocol.
+"""lanpushd as a systemd service: scripts/install, the unit, and the sd_notify protocol.
 
 There is no systemd running here (it is not PID 1), so the unit is checked the ways that work without one:
 

@@ -1,6 +1,6 @@
 """python-zeroconf helper run INSIDE a test network namespace (via `ip netns exec`).
 
-The independent witness for discovery tests (DESIGN §8): the same mDNS library Home Assistant uses.
+The independent witness for discovery tests: the same mDNS library Home Assistant uses.
 
     zc_tool.py browse   --iface-ip 10.213.7.2 --type _lanpush._tcp.local. --timeout 10 [--want NAME ...] [--gone NAME]
         Prints one JSON line per resolved service as it is found ({"event": "found", ...}), one per removal

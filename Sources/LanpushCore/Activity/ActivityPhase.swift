@@ -1,4 +1,4 @@
-/// Where an activity is in its life (seed 004): `active` → `stale` (past its stale date, an update makes it
+/// Where an activity is in its life (the Scripting app's LiveActivity API): `active` → `stale` (past its stale date, an update makes it
 /// active again) → `ended` (still visible until its dismissal date) → `dismissed` (gone).
 public enum ActivityPhase: String, Sendable, Hashable, CaseIterable {
     case active, stale, ended, dismissed

@@ -1,4 +1,4 @@
-/// The lifecycle rules of seed 004 and DESIGN.md §3/§10 as pure functions of (activity, input, now).
+/// The lifecycle rules of the Scripting app's LiveActivity API and docs/PROTOCOL.md as pure functions of (activity, input, now).
 public enum Lifecycle {
     /// Apple ends any activity 8 hours after it started.
     public static let maximumDuration: Double = 8 * 3600

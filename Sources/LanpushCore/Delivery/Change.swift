@@ -1,4 +1,4 @@
-/// One accepted change of a device: every one takes the next seq in the device's epoch (DESIGN.md §10).
+/// One accepted change of a device: every one takes the next seq in the device's epoch.
 /// Sessions learn of changes through these; the ledger holds the resulting state.
 public struct Change: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {

@@ -1,4 +1,4 @@
-/// What one session still has to be sent, and the credit it has to send it with (DESIGN.md §4, §10).
+/// What one session still has to be sent, and the credit it has to send it with.
 ///
 /// Each tag is a slot: the server remembers what the client holds (`ClientView`) and marks the slot dirty
 /// when the device's ledger moves on. Whenever the session has credit, the dirty slot (or queued

@@ -4,7 +4,7 @@ public enum OutboundEvent: Sendable, Hashable {
     case update(seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView, silent: Bool, alert: ActivityAlert?)
     case end(seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView)
     case lifecycle(seq: UInt64, tag: String, phase: ActivityPhase)
-    case notification(seq: UInt64, PlainNotification)
+    case notification(seq: UInt64, NotifyMessage)
     case clear(seq: UInt64, tag: String)
     case snapshot(epoch: String, seq: UInt64, activities: [Activity])
     /// The device's notification queue overflowed (bounded in bytes): `count` notifications this session was

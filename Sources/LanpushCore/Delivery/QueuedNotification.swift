@@ -1,7 +1,7 @@
 /// A plain notification (or the clear of one) waiting for a device to acknowledge it. Not coalesced.
 public struct QueuedNotification: Sendable, Hashable {
     public enum Body: Sendable, Hashable {
-        case notification(PlainNotification)
+        case notification(NotifyMessage)
         case clear(tag: String)
     }
 

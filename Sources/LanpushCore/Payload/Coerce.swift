@@ -1,5 +1,5 @@
 /// Reads scalar fields of a notify payload the way HA's templates render them: a value meant as a number may
-/// arrive as `"45"`, a flag as `"true"`, a text as `45` (DESIGN.md §10, "Leniency"). Anything beyond these
+/// arrive as `"45"`, a flag as `"true"`, a text as `45` (docs/PROTOCOL.md, "Leniency"). Anything beyond these
 /// well-known renderings is refused, so a real mistake is still reported.
 enum Coerce {
     /// Strings as given; numbers and booleans in their JSON spelling (`45`, `45.5`, `true`).

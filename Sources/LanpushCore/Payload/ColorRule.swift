@@ -1,8 +1,8 @@
-/// Which color spellings a client must be able to render (DESIGN.md §10): `#RGB`, `#RRGGBB`, `#AARRGGBB`,
-/// the CSS named colors, and inside Aivi templates also Aivi's SwiftUI color identifiers (seed 002).
+/// Which color spellings a client must be able to render: `#RGB`, `#RRGGBB`, `#AARRGGBB`,
+/// the CSS named colors, and inside Aivi templates also Aivi's SwiftUI color identifiers (Aivi's template docs).
 /// Colors travel as given; clients do the parsing, the gateway only guarantees they can.
 public enum ColorRule {
-    /// Seed 002's identifiers (the newer list, with `gray2`…`gray6`).
+    /// Aivi's identifiers (the newer list, with `gray2`…`gray6`).
     public static let aiviNames: Set<String> = [
         "red", "orange", "yellow", "green", "mint", "teal", "cyan", "blue", "indigo", "purple", "pink", "brown",
         "gray", "gray2", "gray3", "gray4", "gray5", "gray6",

@@ -1,4 +1,4 @@
-/// The keys a ContentState may hold (DESIGN.md §3) and the rule each value obeys, whether it comes from a
+/// The keys a ContentState may hold and the rule each value obeys, whether it comes from a
 /// mapped `data` field or from a `data.content_state` override: one rule per key, so an override can never
 /// smuggle in what the field itself would refuse.
 public enum ContentStateKey: String, CaseIterable, Sendable {

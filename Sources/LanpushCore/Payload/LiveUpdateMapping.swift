@@ -1,5 +1,5 @@
 /// Maps a `live_update: true` payload to a `LiveUpdate`. The state is built from scratch on every update:
-/// the apps treat each update as the complete new state, so a field it omits is gone (DESIGN.md §10).
+/// the apps treat each update as the complete new state, so a field it omits is gone.
 enum LiveUpdateMapping {
     /// `data` fields that land in the state under their own name and rule.
     private static let sameNameKeys: [ContentStateKey] = [

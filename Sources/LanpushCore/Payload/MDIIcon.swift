@@ -1,4 +1,4 @@
-/// `notification_icon`: a Material Design Icons slug such as `mdi:washing-machine` (seed 000).
+/// `notification_icon`: a Material Design Icons slug such as `mdi:washing-machine` (HA's Live Activity docs).
 public enum MDIIcon {
     public static func isValid(_ icon: String) -> Bool {
         guard icon.hasPrefix("mdi:") else { return false }

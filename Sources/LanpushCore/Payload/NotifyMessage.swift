@@ -1,5 +1,5 @@
-/// HA's notify service data — `{"title","message","data":{...}}` — the common shape of the relay body (§2.1)
-/// and of the native `/v1/push` body (§2.2). Other top-level keys belong to the envelope and are not read here.
+/// HA's notify service data — `{"title","message","data":{...}}` — the common shape of the relay body
+/// and of the native `/v1/push` body. Other top-level keys belong to the envelope and are not read here.
 public struct NotifyMessage: Sendable, Hashable {
     public var title: String?
     public var message: String?
@@ -13,6 +13,16 @@ public struct NotifyMessage: Sendable, Hashable {
     }
 
     /// `path` is where `body` sits in the request, for error field paths.
+    /// A plain notification's tag: opaque, whatever HA sent (dots, spaces, colons, long ids), numbers in their JSON
+    /// spelling.
+    public var tag: String? {
+        switch data["tag"] {
+        case .string(let s)?: return s
+        case .number(let n)? where n.isFinite: return JSONValue.number(n).serialized()
+        default: return nil
+        }
+    }
+
     public static func decode(_ body: [String: JSONValue], path: FieldPath = .root) throws(FieldError) -> NotifyMessage
     {
         let reader = ObjectReader(body, at: path)

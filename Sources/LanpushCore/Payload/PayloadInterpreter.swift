@@ -45,7 +45,7 @@ public enum PayloadInterpreter {
             let tag = try data.required("tag", ActivityTag.validate)
             return .liveUpdate(try LiveUpdateMapping.liveUpdate(tag: tag, message: message, data: data, now: now))
         }
-        return .notification(PlainNotification(title: message.title, message: message.message, data: message.data))
+        return .notification(NotifyMessage(title: message.title, message: message.message, data: message.data))
     }
 
     private static func endRequest(tag: String, data: ObjectReader) throws(FieldError) -> EndRequest {

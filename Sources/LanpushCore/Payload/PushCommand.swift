@@ -1,10 +1,10 @@
-/// What a LAN client renders: the ContentState keys of DESIGN.md §3 in snake_case (`message`, `critical_text`,
+/// What a LAN client renders: the ContentState keys of docs/PROTOCOL.md in snake_case (`message`, `critical_text`,
 /// `progress`, `progress_max`, `chronometer`, `countdown_end`, `icon`, `color`, `background_color`,
 /// `text_color`, `progress_bar_color`, `progress_bar_direction`, `url`, and `template` for Aivi templates).
 /// Absent keys are absent (never `null`), so merge patches between states are exact.
 public typealias ContentState = [String: JSONValue]
 
-/// `alert` of an update (seed 004): shown on the watch / as a banner with that one update.
+/// `alert` of an update (the Scripting app's LiveActivity API): shown on the watch / as a banner with that one update.
 public struct ActivityAlert: Sendable, Hashable {
     public var title: String
     public var body: String
@@ -28,7 +28,7 @@ public enum LiveEvent: String, Sendable, Hashable {
     case start, update, end
 }
 
-/// A `live_update: true` payload: the activity's complete new state (DESIGN.md §10).
+/// A `live_update: true` payload: the activity's complete new state.
 public struct LiveUpdate: Sendable, Hashable {
     public var tag: String
     /// Only used when this update starts an activity: the title is static.
@@ -57,7 +57,7 @@ public struct LiveUpdate: Sendable, Hashable {
     }
 }
 
-/// How long an ended activity stays visible (seed 004 `dismissTimeInterval`).
+/// How long an ended activity stays visible (the Scripting app's `dismissTimeInterval`).
 public enum DismissalPolicy: Sendable, Hashable {
     /// System default: visible for up to 4 hours.
     case `default`
@@ -110,29 +110,6 @@ public struct EndRequest: Sendable, Hashable {
     }
 }
 
-/// Anything that is not a live update nor an end: delivered in order, never coalesced.
-public struct PlainNotification: Sendable, Hashable {
-    public var title: String?
-    public var message: String?
-    /// `data` as sent, unknown keys included.
-    public var data: [String: JSONValue]
-
-    public init(title: String? = nil, message: String? = nil, data: [String: JSONValue] = [:]) {
-        self.title = title
-        self.message = message
-        self.data = data
-    }
-
-    /// Opaque: whatever HA sent (dots, spaces, colons, long ids), numbers in their JSON spelling.
-    public var tag: String? {
-        switch data["tag"] {
-        case .string(let s)?: return s
-        case .number(let n)? where n.isFinite: return JSONValue.number(n).serialized()
-        default: return nil
-        }
-    }
-}
-
 /// A message the companion app executes instead of showing (`request_location_update`, Android's
 /// `command_dnd`, …; the Home Assistant companion docs, "Notification Commands"). Only the companion app can carry
 /// it out, so it always travels through the relay, exactly as sent; LAN sessions never get it.
@@ -161,7 +138,9 @@ public struct CompanionCommand: Sendable, Hashable {
 public enum PushCommand: Sendable, Hashable {
     case liveUpdate(LiveUpdate)
     case end(EndRequest)
-    case notification(PlainNotification)
+    /// Anything that is neither a live update, an end, nor a command: delivered in order, never coalesced, `data`
+    /// as sent (unknown keys included).
+    case notification(NotifyMessage)
     case command(CompanionCommand)
 
     public var tag: String? {

@@ -1,4 +1,4 @@
-/// The body HA's `mobile_app` posts to a device's `push_url` (DESIGN.md §2.1), decoded and checked.
+/// The body HA's `mobile_app` posts to a device's `push_url`, decoded and checked.
 public struct RelayPushRequest: Sendable, Hashable {
     /// Identifies the device; routing key for LAN delivery and relay fallback.
     public var pushToken: String
@@ -6,7 +6,7 @@ public struct RelayPushRequest: Sendable, Hashable {
     public var registrationInfo: [String: JSONValue]
     /// Newer HA (2026.7+) on Apple live updates; passed through.
     public var liveActivityToken: String?
-    /// Set when HA re-posts after a local-push confirm timeout: the de-duplication key (§10).
+    /// Set when HA re-posts after a local-push confirm timeout: the de-duplication key.
     public var hassConfirmId: String?
     public var notification: NotifyMessage
     /// The body unchanged, for forwarding to the relay exactly as HA sent it.

@@ -1,4 +1,4 @@
-/// The body lanpush POSTs to HA's push relay for one device and slot (DESIGN.md §2.1, §5, §10 "Relay path"):
+/// The body lanpush POSTs to HA's push relay for one device and slot:
 /// the accepted request exactly as HA sent it (or as HA would have sent it, for a native `/v1/push`), with
 /// two changes and two fill-ins:
 ///
@@ -98,7 +98,7 @@ enum RelayBodyEdit {
         return .object(o)
     }
 
-    /// Two updates merged into one request: silent only if both were (DESIGN.md §10), so a non-silent
+    /// Two updates merged into one request: silent only if both were, so a non-silent
     /// change is never demoted to priority 5 by a silent one that followed it.
     static func mergeUpdates(older: JSONValue, newer: JSONValue) -> JSONValue {
         guard isSilent(newer), !isSilent(older) else { return newer }

@@ -147,7 +147,7 @@ public struct RelayRateLimits: Sendable, Hashable {
     }
 }
 
-/// The pacer's limits (DESIGN.md §5; config `relay:`). Defaults are Apple's and the relay's.
+/// The pacer's limits (docs/PROTOCOL.md; config `relay:`). Defaults are Apple's and the relay's.
 public struct RelayLimits: Sendable, Hashable {
     /// `relay.min_update_interval`: at most one update per slot per interval (iOS 18 renders ~every 15 s).
     public var minUpdateInterval: Double = 15

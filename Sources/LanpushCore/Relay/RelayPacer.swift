@@ -1,5 +1,5 @@
 /// Paces the traffic of gone devices to HA's push relay so Apple's Live Activity limits and the relay's daily
-/// quota are never hit (DESIGN.md §5, §10 "Relay path"; issue 5). Pure: the caller passes the time and does
+/// quota are never hit. Pure: the caller passes the time and does
 /// the I/O — `submit` what was accepted, send what `due` returns, report each answer with `complete`.
 ///
 /// Lanes. Each (device, tag) is a slot holding at most one request in flight and the latest state waiting:

@@ -115,7 +115,7 @@ public enum ConfigLoader {
                     guard let id = v as? String else {
                         throw ConfigError(key: "home_assistant.devices[\(i)]", message: "must be a device id string")
                     }
-                    // HA-native mode (issue 10): an exposed device must exist; "" is an empty add-on list entry.
+                    // HA-native mode: an exposed device must exist; "" is an empty add-on list entry.
                     if id.isEmpty { return nil }
                     guard config.devices.contains(where: { $0.id == id }) else {
                         throw ConfigError(key: "home_assistant.devices[\(i)]", message: "no device '\(id)' in `devices`")
@@ -123,7 +123,7 @@ public enum ConfigLoader {
                     return id
                 }
             }
-            // HA-native mode (issue 10): the on/off toggle (add-on: just this, with the Supervisor's token) and
+            // HA-native mode: the on/off toggle (add-on: just this, with the Supervisor's token) and
             // the push_url HA falls back to when the local push channel is down.
             config.homeAssistant.enabled = try s.bool("enabled")
             config.homeAssistant.pushURL = try s.string("push_url").flatMap { $0.isEmpty ? nil : $0 }

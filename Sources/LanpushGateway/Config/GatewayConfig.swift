@@ -1,6 +1,6 @@
 import LanpushCore
 
-/// The daemon's configuration (DESIGN.md §10). YAML on disk; the HA add-on's `/data/options.json` uses the
+/// The daemon's configuration. YAML on disk; the HA add-on's `/data/options.json` uses the
 /// same keys and is read by the same code (JSON is YAML).
 public struct GatewayConfig: Sendable, Equatable {
     public struct Device: Sendable, Equatable {
@@ -53,7 +53,7 @@ public struct GatewayConfig: Sendable, Equatable {
         public var enabled: Bool = true
     }
 
-    /// HA-native mode (issue 10; see HomeAssistant/HomeAssistantSettings.swift for how it resolves).
+    /// HA-native mode (see HomeAssistant/HomeAssistantSettings.swift for how it resolves).
     public struct HomeAssistant: Sendable, Equatable {
         /// HA's base URL (`http://host:8123`); `http://supervisor/core` for the add-on's Supervisor proxy.
         public var url: String?

@@ -26,7 +26,7 @@ final class DeviceRecord {
     /// The latest relay body per activity tag, and per queued notification seq (Hub+Relay).
     var relayBodies: [String: JSONValue] = [:]
     var relayNotificationBodies: [UInt64: JSONValue] = [:]
-    /// HA-native mode (issue 10): its mobile_app registration and local push channel; `nil` when the mode is off.
+    /// HA-native mode: its mobile_app registration and local push channel; `nil` when the mode is off.
     var homeAssistant: HomeAssistantDevice?
 
     init(id: String, name: String, ledger: DeviceLedger) {
@@ -54,7 +54,7 @@ final class DeviceRecord {
         }
         if !liveActivityTokens.isEmpty { o["live_activity_tokens"] = .number(Double(liveActivityTokens.count)) }
         if pushToStartToken != nil { o["push_to_start_token"] = true }
-        if let homeAssistant { o["home_assistant"] = homeAssistant.json }  // HA-native mode (issue 10)
+        if let homeAssistant { o["home_assistant"] = homeAssistant.json }  // HA-native mode
         return .object(o)
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import LanpushCore
 import LanpushLWS
 import LanpushStore
+import LanpushHTTPClient
 import Logging
 
-/// HA-native mode (DESIGN.md §2.3, issue 10): every exposed lanpush device is a `mobile_app` device of Home
+/// HA-native mode: every exposed lanpush device is a `mobile_app` device of Home
 /// Assistant — so HA has a `notify.mobile_app_<device>` service per device — and lanpush receives those
 /// notifications over HA's local push channel: one WebSocket from the gateway's own lws loop to
 /// `/api/websocket`, one `mobile_app/push_notification_channel` subscription per device.
@@ -38,7 +39,7 @@ final class HomeAssistantLink: WSClientDelegate {
     private let finishTurn: () -> Void
     let logger: Logger
     private weak var server: LWSServer?
-    private let http: HomeAssistantHTTP?
+    private let http: JSONHTTPClient?
     /// Exposed devices, config order.
     private(set) var devices: [HomeAssistantDevice] = []
 
@@ -113,7 +114,7 @@ final class HomeAssistantLink: WSClientDelegate {
         var logger = logger
         logger[metadataKey: "component"] = "home_assistant"
         self.logger = logger
-        self.http = settings.token.map { HomeAssistantHTTP(token: $0) }
+        self.http = settings.token.map { JSONHTTPClient(timeout: 10, bearer: $0) }
         for record in core.directory.sorted {
             let exposed = settings.deviceIds.contains(record.id)
             let device = HomeAssistantDevice(id: record.id, name: record.name, exposed: exposed, row: stored[record.id])
@@ -600,7 +601,7 @@ final class HomeAssistantLink: WSClientDelegate {
         }
     }
 
-    private func registered(_ d: HomeAssistantDevice, response: HomeAssistantHTTP.Response, name: String, pushToken: String, pushURL: String) {
+    private func registered(_ d: HomeAssistantDevice, response: JSONHTTPClient.Response, name: String, pushToken: String, pushURL: String) {
         guard response.status == 200 || response.status == 201, let webhookId = response.body?["webhook_id"]?.stringValue,
             !webhookId.isEmpty
         else {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// HA-native mode's settings, resolved from the `home_assistant` config section, the environment and the port
-/// actually bound (DESIGN.md §2.3, issue 10).
+/// actually bound.
 ///
 /// - Off unless `url` is set or `enabled: true`; `enabled: false` turns it off whatever else is set.
 /// - `enabled: true` without a `url` (the add-on's toggle) and `url: http://supervisor/core` use the Supervisor's

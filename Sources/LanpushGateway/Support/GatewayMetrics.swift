@@ -9,7 +9,7 @@ final class GatewayMetrics: Sendable {
     let framesOut = Counter(label: "lanpush_frames_out_total")
     let bytesOut = Counter(label: "lanpush_bytes_out_total")
     let coalesced = Counter(label: "lanpush_coalesced_updates_total")
-    // The relay path (issue 5).
+    // The relay path.
     let relayQueue = Gauge(label: "lanpush_relay_queue")
     let relayRequests = Counter(label: "lanpush_relay_requests_total")
     let relayDropped = Counter(label: "lanpush_relay_dropped_total")
@@ -20,7 +20,7 @@ final class GatewayMetrics: Sendable {
     })
     let notificationsDropped = Counter(label: "lanpush_notifications_dropped_total")
     let sessionsClosed = Counter(label: "lanpush_sessions_closed_total")
-    // HA-native mode (issue 10): the local push channel to Home Assistant.
+    // HA-native mode: the local push channel to Home Assistant.
     /// Notifications received over the channel, and how many of them were rejected (invalid payload) or were
     /// duplicates of one already accepted (same `hass_confirm_id`, e.g. through the push_url fallback).
     let haEvents = Counter(label: "lanpush_ha_events_total")

@@ -1,10 +1,10 @@
-/// `data.template`: an activity rendered with one of Aivi's templates (seed 002; where the older seed 003
+/// `data.template`: an activity rendered with one of Aivi's templates (Aivi's template docs; where the older revision of Aivi's docs
 /// differs, 002 wins). Validated strictly — unknown keys included — so a typo is reported instead of
 /// silently losing content on the device.
 public enum AiviTemplate {
     public static let ids = ["progress", "monitor", "generic"]
 
-    /// The template as given, minus null members: seed 002 reads a null `formatter` as absent, and states
+    /// The template as given, minus null members: Aivi's template docs reads a null `formatter` as absent, and states
     /// never hold nulls (a null in a merge patch means "remove").
     public static func validate(_ value: JSONValue, path: FieldPath) throws(FieldError) -> JSONValue {
         let template = try ObjectReader(value, at: path)

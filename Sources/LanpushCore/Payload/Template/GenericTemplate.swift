@@ -1,4 +1,4 @@
-/// Template `generic` (seed 002, "legacy"): a progress fraction, a state line and a remaining time.
+/// Template `generic` (Aivi's template docs, "legacy"): a progress fraction, a state line and a remaining time.
 enum GenericTemplate {
     static func validate(_ template: ObjectReader) throws(FieldError) {
         try template.rejectUnknownKeys(["template", "progress", "state", "icon", "remaining_time", "tap_url"])

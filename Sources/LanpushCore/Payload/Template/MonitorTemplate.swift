@@ -1,4 +1,4 @@
-/// Template `monitor` (seed 002): one or two columns of labeled values.
+/// Template `monitor` (Aivi's template docs): one or two columns of labeled values.
 enum MonitorTemplate {
     static func validate(_ template: ObjectReader) throws(FieldError) {
         try template.rejectUnknownKeys(["template", "icon", "left_column", "right_column", "primary_column", "tap_url"])

@@ -1,4 +1,4 @@
-/// Template `progress` (seed 002): a bar, `simple` or `segmented`, with header / footer slots.
+/// Template `progress` (Aivi's template docs): a bar, `simple` or `segmented`, with header / footer slots.
 enum ProgressTemplate {
     static let valueSlots = ["header_left", "header_right", "footer_left", "footer_right", "compact_value"]
 

@@ -1,4 +1,4 @@
-/// `Value` (seed 002): a text slot, optionally colored, optionally a live timer over an ISO 8601 timestamp.
+/// `Value` (Aivi's template docs): a text slot, optionally colored, optionally a live timer over an ISO 8601 timestamp.
 enum TemplateValue {
     static let formatters = ["time_since", "time_until"]
 
@@ -29,7 +29,7 @@ enum TemplateColumn {
     }
 }
 
-/// `icon`: an SF Symbol name, or an `Icon` object with rendering options (seed 002).
+/// `icon`: an SF Symbol name, or an `Icon` object with rendering options (Aivi's template docs).
 enum TemplateIcon {
     static let renderingModes = ["monochrome", "hierarchical", "palette", "multicolor"]
     static let colorRenderings = ["flat", "gradient"]

@@ -4,12 +4,12 @@ import Foundation
     import Glibc
 #endif
 
-/// The daemon's platform layer: the only place that talks to the OS directly (signals, rlimits,
-/// systemd's `$NOTIFY_SOCKET`).
-enum Platform {
+/// The executables' platform layer: the only place that talks to the OS directly (signals, rlimits, systemd's
+/// `$NOTIFY_SOCKET`).
+public enum Platform {
     /// Raises RLIMIT_NOFILE to its hard limit and returns the fd budget to give lws (a margin below the
     /// limit: lws 4.1 spins on accept at EMFILE).
-    static func raiseFileLimit() -> Int {
+    public static func raiseFileLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 - 64 }
         if limit.rlim_cur < limit.rlim_max {
@@ -21,9 +21,9 @@ enum Platform {
         return max(64, soft - 64)
     }
 
-    /// Runs `handler` once on a background queue when SIGTERM or SIGINT arrives.
-    static func onTermination(_ handler: @escaping @Sendable (Int32) -> Void) -> [DispatchSourceSignal] {
-        let queue = DispatchQueue(label: "lanpushd.signals")
+    /// Runs `handler` on a background queue whenever SIGTERM or SIGINT arrives. Keep the returned sources alive.
+    public static func onTermination(_ handler: @escaping @Sendable (Int32) -> Void) -> [DispatchSourceSignal] {
+        let queue = DispatchQueue(label: "lanpush.signals")
         return [SIGTERM, SIGINT].map { sig in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
@@ -33,18 +33,18 @@ enum Platform {
         }
     }
 
-    static func ignoreSIGPIPE() {
+    public static func ignoreSIGPIPE() {
         signal(SIGPIPE, SIG_IGN)
     }
 }
 
 /// sd_notify without libsystemd: datagrams to `$NOTIFY_SOCKET` (path or abstract `@name`).
-struct SystemdNotifier: Sendable {
-    let path: String
+public struct SystemdNotifier: Sendable {
+    public let path: String
     /// Half of `$WATCHDOG_USEC`, when the unit has a watchdog.
-    let watchdogInterval: Double?
+    public let watchdogInterval: Double?
 
-    init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
         guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty else { return nil }
         self.path = path
         if let usec = environment["WATCHDOG_USEC"].flatMap(Double.init), usec > 0 {
@@ -54,7 +54,7 @@ struct SystemdNotifier: Sendable {
         }
     }
 
-    func send(_ message: String) {
+    public func send(_ message: String) {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
         defer { close(fd) }
