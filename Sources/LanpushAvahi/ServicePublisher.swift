@@ -28,56 +28,6 @@ import CAvahiClient
 /// - While started, the publisher keeps itself alive (the C callbacks reach it through an `Unmanaged`
 ///   pointer); call `stop()` to release it. `deinit` stops a publisher that was never started or is stopped.
 public final class ServicePublisher: @unchecked Sendable {
-    public enum LogLevel: String, Sendable, Comparable {
-        case debug, info, warning, error
-
-        private var rank: Int {
-            switch self {
-            case .debug: 0
-            case .info: 1
-            case .warning: 2
-            case .error: 3
-            }
-        }
-
-        public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
-    }
-
-    public enum State: Sendable, Equatable, CustomStringConvertible {
-        /// Not started, or stopped.
-        case stopped
-        /// The D-Bus system bus cannot be reached; retrying on a timer.
-        case waitingForBus
-        /// D-Bus is fine but avahi-daemon is not running (or restarting); the service appears when it does.
-        case waitingForDaemon
-        /// The service is registered with avahi-daemon and being probed / announced.
-        case registering
-        /// The service is announced on the network under `currentName`.
-        case established
-        /// Avahi refused the service; `retrying` says whether the publisher will try again by itself.
-        case failed(reason: String, retrying: Bool)
-
-        public var description: String {
-            switch self {
-            case .stopped: "stopped"
-            case .waitingForBus: "waiting for the D-Bus system bus"
-            case .waitingForDaemon: "waiting for avahi-daemon"
-            case .registering: "registering"
-            case .established: "established"
-            case .failed(let reason, let retrying): "failed: \(reason)\(retrying ? " (retrying)" : "")"
-            }
-        }
-    }
-
-    /// A consistent snapshot for status pages and health checks.
-    public struct Status: Sendable, Equatable {
-        public let state: State
-        /// The name the service is (or will be) published under; differs from the requested name after a collision.
-        public let name: String
-        public let type: String
-        public let port: UInt16
-    }
-
     public let requestedName: String
     public let type: String
     public let port: UInt16
@@ -406,7 +356,7 @@ public final class ServicePublisher: @unchecked Sendable {
 
     /// Reports a failure; errors a retry cannot cure (invalid name, type, TXT...) stop the attempts.
     private func fail(_ error: Int32, while doing: String) {
-        let permanent = isPermanent(error)
+        let permanent = avahiErrorIsPermanent(error)
         setStatus(.failed(reason: avahiErrorText(error), retrying: !permanent))
         if permanent {
             log(.error, "mDNS: Avahi refused \(doing): \(avahiErrorText(error)); \(type) will not be published")
@@ -415,19 +365,6 @@ public final class ServicePublisher: @unchecked Sendable {
                 .error,
                 "mDNS: Avahi failed \(doing): \(avahiErrorText(error)); retrying in \(formatSeconds(retryInterval))")
             scheduleRetry(after: retryInterval)
-        }
-    }
-
-    private func isPermanent(_ error: Int32) -> Bool {
-        switch Int(error) {
-        case AVAHI_ERR_INVALID_HOST_NAME, AVAHI_ERR_INVALID_DOMAIN_NAME, AVAHI_ERR_INVALID_TTL,
-            AVAHI_ERR_INVALID_RECORD, AVAHI_ERR_INVALID_SERVICE_NAME, AVAHI_ERR_INVALID_SERVICE_TYPE,
-            AVAHI_ERR_INVALID_PORT, AVAHI_ERR_INVALID_KEY, AVAHI_ERR_INVALID_SERVICE_SUBTYPE,
-            AVAHI_ERR_INVALID_ARGUMENT, AVAHI_ERR_INVALID_FLAGS, AVAHI_ERR_NOT_PERMITTED,
-            AVAHI_ERR_ACCESS_DENIED:
-            return true
-        default:
-            return false
         }
     }
 
@@ -463,9 +400,4 @@ public final class ServicePublisher: @unchecked Sendable {
             if let name { _name = name }
         }
     }
-}
-
-func formatSeconds(_ seconds: Double) -> String {
-    if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
-    return "\(seconds) s"
 }

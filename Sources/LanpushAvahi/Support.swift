@@ -100,3 +100,22 @@ func readStringList(_ list: UnsafeMutablePointer<AvahiStringList>?) -> [String: 
     }
     return result
 }
+
+/// Avahi errors that retrying cannot fix (a bad name, type, port or permission): the publisher stops trying.
+func avahiErrorIsPermanent(_ error: Int32) -> Bool {
+    switch Int(error) {
+    case AVAHI_ERR_INVALID_HOST_NAME, AVAHI_ERR_INVALID_DOMAIN_NAME, AVAHI_ERR_INVALID_TTL,
+        AVAHI_ERR_INVALID_RECORD, AVAHI_ERR_INVALID_SERVICE_NAME, AVAHI_ERR_INVALID_SERVICE_TYPE,
+        AVAHI_ERR_INVALID_PORT, AVAHI_ERR_INVALID_KEY, AVAHI_ERR_INVALID_SERVICE_SUBTYPE,
+        AVAHI_ERR_INVALID_ARGUMENT, AVAHI_ERR_INVALID_FLAGS, AVAHI_ERR_NOT_PERMITTED,
+        AVAHI_ERR_ACCESS_DENIED:
+        return true
+    default:
+        return false
+    }
+}
+
+func formatSeconds(_ seconds: Double) -> String {
+    if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
+    return "\(seconds) s"
+}
