@@ -28,7 +28,13 @@ package final class GatewayCore {
     let sessionProtocol: SessionProtocol
     let housekeeping: Housekeeping
     let ingestEndpoints: IngestEndpoints
+    let throttle: AuthThrottle
+    let pairings = Pairings()
     let router: Router
+    /// The port clients reach the gateway on (the bound one: the config may say 0). Set once the server listens.
+    package var port: Int
+    /// The SHA-256 of the TLS certificate's DER, when TLS is on (pairing URLs carry it, clients pin it).
+    package var tlsFingerprint: String?
 
     /// `persist` hands ops to the store (the completion runs on the loop thread); `nil`: in memory only.
     package init(
@@ -38,6 +44,7 @@ package final class GatewayCore {
     ) {
         let metrics = GatewayMetrics()
         self.config = config
+        self.port = config.listenPort
         self.clock = clock
         self.logger = logger
         self.metrics = metrics
@@ -57,20 +64,39 @@ package final class GatewayCore {
         let ingest = Ingest(directory: directory, sessions: sessions, relay: relay, journal: journal, metrics: metrics, logger: logger)
         self.ingest = ingest
         activityCommands = ActivityCommands(directory: directory, sessions: sessions, journal: journal, clock: clock)
+        let throttle = AuthThrottle(
+            limit: config.limits.authFailures, window: config.limits.authWindow, globalLimit: config.limits.pairingFailures,
+            metrics: metrics, logger: logger)
+        self.throttle = throttle
         sessionProtocol = SessionProtocol(
             config: config, directory: directory, sessions: sessions, journal: journal, relay: relay, report: report,
-            metrics: metrics, logger: logger, clock: clock)
+            throttle: throttle, metrics: metrics, logger: logger, clock: clock)
         housekeeping = Housekeeping(
             config: config.session, directory: directory, sessions: sessions, journal: journal, relay: relay, ingest: ingest,
             clock: clock)
         ingestEndpoints = IngestEndpoints(
             ingest: ingest, relay: relay, quota: config.relay.quota, metrics: metrics, clock: clock,
             allDevices: { directory.sorted.map(\.id) })
+        let commands = DeviceCommands(
+            directory: directory, sessions: sessions, journal: journal, relay: relay, report: report, metrics: metrics,
+            logger: logger, clock: clock, window: config.session.window)
+        weak var weakSelf: GatewayCore?
+        let devices = DeviceEndpoints(
+            commands: commands, pairings: pairings, throttle: throttle, metrics: metrics, clock: clock,
+            addresses: { host in
+                guard let me = weakSelf else { return [] }
+                return PairingAddresses.list(listenHost: config.listenHost, port: me.port, requestHost: host)
+            },
+            fingerprint: { weakSelf?.tlsFingerprint })
         router = Router(
             ingest: ingestEndpoints,
             state: StateEndpoints(activities: activityCommands, directory: directory, report: report, sessions: sessions, epoch: epoch),
-            access: AccessControl(config: config), openMetrics: config.openMetrics, metrics: metrics, logger: logger,
-            renderMetrics: renderMetrics, page: page)
+            devices: devices, access: AccessControl(config: config), throttle: throttle, clock: clock,
+            openMetrics: config.openMetrics, metrics: metrics, logger: logger, renderMetrics: renderMetrics, page: page)
+        weakSelf = self
+        for id in directory.shadowed {
+            logger.warning("device '\(id)' is defined in the config file and was also added at run time: the config file's definition is used")
+        }
         for device in directory.sorted { journal.record(device: device) }
         relay.restore(stored?.outbox ?? [])
     }

@@ -121,6 +121,16 @@ public final class StateStore: @unchecked Sendable {
                 t.column("updated_at", .double).notNull()
             }
         }
+        // v3: devices added at run time (the API, the CLI, pairing). Their tokens are stored hashed.
+        m.registerMigration("v3") { db in
+            try db.create(table: "managed_device") { t in
+                t.primaryKey("id", .text)
+                t.column("name", .text).notNull()
+                t.column("token_hash", .text).notNull()
+                t.column("notifications", .text).notNull().defaults(to: "auto")
+                t.column("created_at", .double).notNull()
+            }
+        }
         return m
     }
 
@@ -165,6 +175,11 @@ public final class StateStore: @unchecked Sendable {
                 state.outbox.append(OutboxRow(
                     deviceId: row["device_id"], slot: row["slot"], kind: row["kind"], url: row["url"],
                     body: StoreCodec.json(row["body"]) ?? .null, seq: UInt64(max(0, seq))))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM managed_device ORDER BY id") {
+                state.managedDevices.append(ManagedDeviceRow(
+                    id: row["id"], name: row["name"], tokenHash: row["token_hash"], notifications: row["notifications"],
+                    createdAt: row["created_at"]))
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM ha_registration") {
                 let r = HARegistrationRow(
@@ -251,6 +266,16 @@ public final class StateStore: @unchecked Sendable {
                 ])
         case .deleteHARegistration(let deviceId):
             try db.cachedStatement(sql: "DELETE FROM ha_registration WHERE device_id = ?").execute(arguments: [deviceId])
+        case .managedDevice(let d):
+            try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO managed_device (id, name, token_hash, notifications, created_at) VALUES (?, ?, ?, ?, ?)"
+            ).execute(arguments: [d.id, d.name, d.tokenHash, d.notifications, d.createdAt])
+        case .removeDevice(let id):
+            // Everything of a removed device goes: its activities, queue, relay outbox and registrations.
+            for table in ["managed_device WHERE id", "device WHERE id", "activity WHERE device_id", "notification WHERE device_id",
+                          "outbox WHERE device_id", "ha_registration WHERE device_id"] {
+                try db.cachedStatement(sql: "DELETE FROM \(table) = ?").execute(arguments: [id])
+            }
         }
     }
 

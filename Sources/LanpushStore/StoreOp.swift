@@ -19,6 +19,10 @@ public enum StoreOp: Sendable {
     /// HA-native mode (schema v2): a device's mobile_app registration with Home Assistant.
     case haRegistration(HARegistrationRow)
     case deleteHARegistration(deviceId: String)
+    /// A device added at run time (schema v3), or its new name, routing or token hash.
+    case managedDevice(ManagedDeviceRow)
+    /// A device removed at run time: it and everything it had.
+    case removeDevice(id: String)
 
     /// Ops with the same key in one batch collapse to the last one: the heart of group commit.
     var key: String? {
@@ -32,7 +36,9 @@ public enum StoreOp: Sendable {
         case .replaceOutbox: return "outbox"
         case .haRegistration(let row): return "h|\(row.deviceId)"
         case .deleteHARegistration(let d): return "h|\(d)"
-        case .insertNotification, .deleteNotifications, .deleteNotification: return nil
+        case .managedDevice(let row): return "md|\(row.id)"
+        // A removal is never collapsed: it must run between what came before it and a re-added device after it.
+        case .insertNotification, .deleteNotifications, .deleteNotification, .removeDevice: return nil
         }
     }
 }
@@ -95,6 +101,8 @@ public struct StoredState: Sendable {
     public var meta: [String: String] = [:]
     /// HA-native mode (schema v2): mobile_app registrations by lanpush device id.
     public var haRegistrations: [String: HARegistrationRow] = [:]
+    /// Devices added at run time, in id order.
+    public var managedDevices: [ManagedDeviceRow] = []
 
     /// The previous run did not shut down cleanly (crash, kill -9, power loss).
     public var wasUnclean: Bool { meta["running"] == "1" }
@@ -130,5 +138,24 @@ public struct HARegistrationRow: Sendable, Hashable {
         self.haURL = haURL
         self.registeredAt = registeredAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// A device added at run time (`POST /v1/devices`, `lanpush device add`, pairing): its token only as a SHA-256 hash.
+public struct ManagedDeviceRow: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    /// Lowercase hex SHA-256 of the token: enough for a long random secret, and useless to whoever reads the file.
+    public var tokenHash: String
+    /// `auto`, `lan`, `relay` or `both`.
+    public var notifications: String
+    public var createdAt: Double
+
+    public init(id: String, name: String, tokenHash: String, notifications: String, createdAt: Double) {
+        self.id = id
+        self.name = name
+        self.tokenHash = tokenHash
+        self.notifications = notifications
+        self.createdAt = createdAt
     }
 }

@@ -11,7 +11,10 @@ struct Router {
 
     let ingest: IngestEndpoints
     let state: StateEndpoints
+    let devices: DeviceEndpoints
     let access: AccessControl
+    let throttle: AuthThrottle
+    let clock: () -> Double
     let openMetrics: Bool
     let metrics: GatewayMetrics
     let logger: Logger
@@ -20,7 +23,8 @@ struct Router {
 
     static let knownPaths: [[String]] = [
         ["healthz"], ["metrics"], ["api", "sendPushNotification"], ["api", "sendPush", "android", "v1"], ["v1", "push"],
-        ["v1", "activities"], ["v1", "activities", "*"], ["v1", "devices"],
+        ["v1", "activities"], ["v1", "activities", "*"], ["v1", "devices"], ["v1", "devices", "*"],
+        ["v1", "devices", "*", "token"], ["v1", "pairings"], ["v1", "pair"],
     ]
 
     func route(_ request: HTTPRequest) -> APIResponse {
@@ -57,6 +61,27 @@ struct Router {
         case (.get, ["v1", "devices"]):
             if let denied = authorize(request, .read) { return denied }
             return state.devices()
+        case (.get, _) where Self.matches(segments, ["v1", "devices", "*"]):
+            if let denied = authorize(request, .read) { return denied }
+            return state.device(segments[2])
+        case (.post, ["v1", "devices"]):
+            if let denied = authorize(request, .write) { return denied }
+            return withJSONBody(request) { devices.add($0) }
+        case (.patch, _) where Self.matches(segments, ["v1", "devices", "*"]):
+            if let denied = authorize(request, .write) { return denied }
+            return withJSONBody(request) { devices.update(segments[2], $0) }
+        case (.post, _) where Self.matches(segments, ["v1", "devices", "*", "token"]):
+            if let denied = authorize(request, .write) { return denied }
+            return devices.rotate(segments[2])
+        case (.delete, _) where Self.matches(segments, ["v1", "devices", "*"]):
+            if let denied = authorize(request, .write) { return denied }
+            return devices.remove(segments[2])
+        case (.post, ["v1", "pairings"]):
+            if let denied = authorize(request, .write) { return denied }
+            return withJSONBody(request) { devices.pair($0, host: request.header("host")) }
+        case (.post, ["v1", "pair"]):
+            // No token: the code is the credential (throttled per address and across addresses).
+            return withJSONBody(request) { devices.redeem($0, from: request.remoteAddress) }
         case (.get, _) where page(path) != nil:
             let p = page(path)!
             return .uncached(p.contentType, p.body)
@@ -68,10 +93,22 @@ struct Router {
         }
     }
 
+    static func throttled(_ wait: Double, metrics: GatewayMetrics) -> APIResponse {
+        metrics.reject("throttled")
+        let seconds = AuthThrottle.seconds(wait)
+        var answer = APIResponse.error(429, field: "authorization", rule: "throttled",
+            "too many failed authentications from this address; try again in \(seconds) s")
+        answer.headers.append(.init(name: "Retry-After", value: "\(seconds)"))
+        return answer
+    }
+
     static func isKnown(_ segments: [String]) -> Bool {
-        knownPaths.contains { pattern in
-            pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0 == "*" || $0 == $1 }
-        }
+        knownPaths.contains { matches(segments, $0) }
+    }
+
+    /// `*` matches any one segment.
+    static func matches(_ segments: [String], _ pattern: [String]) -> Bool {
+        pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0 == "*" || $0 == $1 }
     }
 
     private func reject(_ status: Int, _ reason: String, field: String, rule: String, _ message: String) -> APIResponse {
@@ -93,11 +130,15 @@ struct Router {
         }
     }
 
-    /// `nil` when allowed; otherwise the 401 answer.
+    /// `nil` when allowed; otherwise the 401 answer (429 for an address refused after too many bad tokens).
     private func authorize(_ request: HTTPRequest, _ needed: Access) -> APIResponse? {
         let header = request.header("authorization") ?? ""
         let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)).trimmingSpaces : ""
+        if let wait = throttle.retryAfter(request.remoteAddress, now: clock()) {
+            return Self.throttled(wait, metrics: metrics)
+        }
         let grant = access.grant(for: token)
+        if grant == nil, !token.isEmpty { throttle.failed(request.remoteAddress, now: clock()) }
         switch (needed, grant) {
         case (.open, _), (.read, .admin?), (.read, .viewer?), (.write, .admin?):
             return nil

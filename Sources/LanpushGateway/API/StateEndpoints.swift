@@ -54,6 +54,11 @@ struct StateEndpoints {
         .json(200, ["devices": .array(directory.sorted.map(report.json))])
     }
 
+    func device(_ id: String) -> APIResponse {
+        guard let device = directory[id] else { return .error(404, field: "device", rule: "exists", "device: no device '\(id)'") }
+        return .json(200, report.json(device))
+    }
+
     func health() -> APIResponse {
         .json(200, [
             "status": "ok", "version": .string(LanpushVersion.current), "sessions": .number(Double(sessions.count)),

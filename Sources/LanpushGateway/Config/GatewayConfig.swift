@@ -31,6 +31,11 @@ public struct GatewayConfig: Sendable, Equatable {
         /// Per device, in bytes of frames; past it the oldest undelivered notification is dropped (counted, logged,
         /// and told to the client in-band). Never a disconnect.
         public var notificationQueueBytes: Int = DeviceLedger.defaultNotificationQueueBytes
+        /// Failed authentications from one address within `authWindow` seconds before it is refused for a while.
+        public var authFailures: Int = 10
+        public var authWindow: Double = 60
+        /// Wrong pairing codes from all addresses together within `authWindow` before pairing pauses.
+        public var pairingFailures: Int = 60
     }
 
     public struct Relay: Sendable, Equatable {

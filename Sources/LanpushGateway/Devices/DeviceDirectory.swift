@@ -1,42 +1,74 @@
 import LanpushCore
 import LanpushStore
 
-/// Every device the gateway serves, and the two ways to find one: by the token a client authenticates with, and by
-/// the `push_token` HA puts in its relay body. Loop thread only.
+/// Every device the gateway serves — those of the config file and those added at run time — and the two ways to
+/// find one: by the token a client authenticates with (through its hash), and by the `push_token` HA puts in its
+/// relay body. Loop thread only.
 ///
 /// The maps are private: a push_token is routed to exactly one device, and moving it (a client registering the
 /// token another device had) drops the other device's registration here, in one place.
 final class DeviceDirectory {
     private var records: [String: DeviceRecord] = [:]
-    private var byToken: [String: String] = [:]
+    private var byTokenHash: [String: String] = [:]
     private var byPushToken: [String: String] = [:]
     /// The devices in id order (the order of every listing).
     private(set) var sorted: [DeviceRecord] = []
+    /// Ids defined both in the config file and at run time: the config's definition wins (reported at start).
+    private(set) var shadowed: [String] = []
+    private let epoch: String
+    private let queueBytes: Int
+    private let stored: StoredState?
 
     /// `stored`: what the store held at start; `unclean`: the previous run did not stop cleanly, so every device
     /// starts the new `epoch` (clients resuming get a snapshot, no seq is reused with other content).
     init(config: GatewayConfig, stored: StoredState?, epoch: String) {
-        let unclean = stored?.wasUnclean ?? false
-        for d in config.devices {
-            let row = stored?.devices[d.id]
-            let ledger = DeviceLedger(
-                deviceId: d.id, epoch: row.map { unclean ? epoch : $0.epoch } ?? epoch, seq: row?.seq ?? 0,
-                activities: stored?.activities[d.id] ?? [], notifications: stored?.notifications[d.id] ?? [],
-                notificationQueueBytes: config.limits.notificationQueueBytes)
-            let device = DeviceRecord(id: d.id, name: d.name, ledger: ledger)
+        self.epoch = epoch
+        self.queueBytes = config.limits.notificationQueueBytes
+        self.stored = stored
+        for (index, d) in config.devices.enumerated() {
+            let device = make(id: d.id, name: d.name, source: .config(index: index), tokenHash: DeviceToken.hash(d.token))
             device.notifications = d.notifications
-            if let row {
-                if let token = row.pushToken {
-                    device.registration = .init(pushToken: token, pushURL: row.pushURL, registrationInfo: row.registrationInfo)
-                    byPushToken[token] = d.id
-                }
-                device.liveActivityTokens = row.liveActivityTokens
-                device.pushToStartToken = row.pushToStartToken
-                device.lastSeen = row.lastSeen
-            }
-            records[d.id] = device
-            byToken[d.token] = d.id
+            insert(device)
         }
+        for row in stored?.managedDevices ?? [] {
+            guard records[row.id] == nil else {
+                shadowed.append(row.id)
+                continue
+            }
+            let device = make(id: row.id, name: row.name, source: .api, tokenHash: row.tokenHash)
+            device.notifications = NotificationRouting(rawValue: row.notifications) ?? .auto
+            insert(device)
+        }
+        resort()
+    }
+
+    /// A device record with what the store kept of it (its seq, epoch, queue, activities, registration).
+    private func make(id: String, name: String, source: DeviceRecord.Source, tokenHash: String) -> DeviceRecord {
+        let row = stored?.devices[id]
+        let unclean = stored?.wasUnclean ?? false
+        let ledger = DeviceLedger(
+            deviceId: id, epoch: row.map { unclean ? epoch : $0.epoch } ?? epoch, seq: row?.seq ?? 0,
+            activities: stored?.activities[id] ?? [], notifications: stored?.notifications[id] ?? [],
+            notificationQueueBytes: queueBytes)
+        let device = DeviceRecord(id: id, name: name, source: source, tokenHash: tokenHash, ledger: ledger)
+        if let row {
+            if let token = row.pushToken {
+                device.registration = .init(pushToken: token, pushURL: row.pushURL, registrationInfo: row.registrationInfo)
+                byPushToken[token] = id
+            }
+            device.liveActivityTokens = row.liveActivityTokens
+            device.pushToStartToken = row.pushToStartToken
+            device.lastSeen = row.lastSeen
+        }
+        return device
+    }
+
+    private func insert(_ device: DeviceRecord) {
+        records[device.id] = device
+        byTokenHash[device.tokenHash] = device.id
+    }
+
+    private func resort() {
         sorted = records.values.sorted { $0.id < $1.id }
     }
 
@@ -46,15 +78,50 @@ final class DeviceDirectory {
 
     var connectedCount: Int { sorted.reduce(0) { $0 + ($1.isConnected ? 1 : 0) } }
 
+    // MARK: Finding
+
     /// The device whose client token this is (device sessions authenticate with it).
     func device(presenting token: String) -> DeviceRecord? {
-        byToken[token].flatMap { records[$0] }
+        guard !token.isEmpty else { return nil }
+        return byTokenHash[DeviceToken.hash(token)].flatMap { records[$0] }
     }
 
     /// The device HA's relay body addresses by its `push_token`.
     func device(forPushToken token: String) -> DeviceRecord? {
         byPushToken[token].flatMap { records[$0] }
     }
+
+    // MARK: Devices at run time
+
+    /// A new device (its id is free): it can authenticate with the token whose hash is given at once.
+    func add(id: String, name: String, tokenHash: String, notifications: NotificationRouting) -> DeviceRecord {
+        let device = DeviceRecord(
+            id: id, name: name, source: .api, tokenHash: tokenHash,
+            ledger: DeviceLedger(deviceId: id, epoch: epoch, notificationQueueBytes: queueBytes))
+        device.notifications = notifications
+        insert(device)
+        resort()
+        return device
+    }
+
+    /// A new token for the device: the old one stops working now.
+    func setToken(hash: String, of device: DeviceRecord) {
+        byTokenHash.removeValue(forKey: device.tokenHash)
+        device.tokenHash = hash
+        byTokenHash[hash] = device.id
+    }
+
+    /// Forgets a device and every route to it; returns it (its sessions are the caller's to close).
+    @discardableResult
+    func remove(_ id: String) -> DeviceRecord? {
+        guard let device = records.removeValue(forKey: id) else { return nil }
+        byTokenHash.removeValue(forKey: device.tokenHash)
+        byPushToken = byPushToken.filter { $0.value != id }
+        resort()
+        return device
+    }
+
+    // MARK: Relay routes
 
     /// A client of `device` registered its relay credentials. The push_token routes to it from now on; a device that
     /// had the same token loses its registration, which is returned (its store row must be rewritten).

@@ -1,6 +1,6 @@
 import LanpushCore
 
-/// A configured device: its ledger, its live sessions and what it told us for the relay path.
+/// A device: its ledger, its live sessions and what it told us for the relay path.
 /// A class so the ledger is mutated in place (a struct copy would copy-on-write every activity per update).
 /// Loop thread only.
 final class DeviceRecord {
@@ -10,8 +10,18 @@ final class DeviceRecord {
         var registrationInfo: [String: JSONValue]
     }
 
+    /// Where it is defined: the config file (read-only at run time) or the API (the store).
+    enum Source: Equatable {
+        /// `devices[index]` of the config file.
+        case config(index: Int)
+        case api
+    }
+
     let id: String
     var name: String
+    let source: Source
+    /// SHA-256 of the token its clients authenticate with (`DeviceToken`).
+    var tokenHash: String
     var ledger: DeviceLedger
     /// Device sessions (observers are not here: they never make a device count as connected).
     var sessions: [UInt64] = []
@@ -29,9 +39,11 @@ final class DeviceRecord {
     /// HA-native mode: its mobile_app registration and local push channel; `nil` when the mode is off.
     var homeAssistant: HomeAssistantDevice?
 
-    init(id: String, name: String, ledger: DeviceLedger) {
+    init(id: String, name: String, source: Source, tokenHash: String, ledger: DeviceLedger) {
         self.id = id
         self.name = name
+        self.source = source
+        self.tokenHash = tokenHash
         self.ledger = ledger
     }
 
@@ -44,7 +56,7 @@ final class DeviceRecord {
             "epoch": .string(ledger.epoch), "seq": .number(Double(ledger.seq)),
             "activities": .number(Double(ledger.visibleActivities.count)),
             "queued_notifications": .number(Double(ledger.notifications.count)),
-            "notifications": .string(notifications.rawValue),
+            "notifications": .string(notifications.rawValue), "source": .string(source == .api ? "api" : "config"),
         ]
         if let lastSeen { o["last_seen"] = .number(lastSeen.rounded()) }
         if let registration {

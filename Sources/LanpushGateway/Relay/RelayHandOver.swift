@@ -160,6 +160,12 @@ final class RelayHandOver {
         syncOutbox()
     }
 
+    /// The device was removed: nothing more goes to the relay for it.
+    func forget(_ device: DeviceRecord) {
+        _ = pacer.cancel(device: device.id, now: clock())
+        syncOutbox()
+    }
+
     /// The client registered new relay credentials: a token the relay refused may be good again.
     func revalidate(_ device: DeviceRecord) {
         pacer.revalidate(device: device.id, now: clock())

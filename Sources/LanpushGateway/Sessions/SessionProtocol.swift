@@ -11,6 +11,7 @@ final class SessionProtocol {
 
     private let config: GatewayConfig
     private let access: AccessControl
+    private let throttle: AuthThrottle
     private let directory: DeviceDirectory
     private let sessions: SessionRegistry
     private let journal: Journal
@@ -22,10 +23,12 @@ final class SessionProtocol {
 
     init(
         config: GatewayConfig, directory: DeviceDirectory, sessions: SessionRegistry, journal: Journal,
-        relay: RelayHandOver, report: DeviceReport, metrics: GatewayMetrics, logger: Logger, clock: @escaping () -> Double
+        relay: RelayHandOver, report: DeviceReport, throttle: AuthThrottle, metrics: GatewayMetrics, logger: Logger,
+        clock: @escaping () -> Double
     ) {
         self.config = config
         self.access = AccessControl(config: config)
+        self.throttle = throttle
         self.directory = directory
         self.sessions = sessions
         self.journal = journal
@@ -115,6 +118,13 @@ final class SessionProtocol {
 
     private func authenticate(_ session: StreamSession, _ message: [String: JSONValue]) {
         let token = message["token"]?.stringValue ?? ""
+        let peer = session.transport.peer
+        if let wait = throttle.retryAfter(peer, now: clock()) {
+            // Not 4001: a client stops for good on that; this one may try again later, with the same token.
+            let seconds = AuthThrottle.seconds(wait)
+            session.queueControl(["type": "error", "message": .string("too many failed authentications; try again in \(seconds) s")])
+            return sessions.close(session, code: 4029, reason: "try again in \(seconds) s")
+        }
         if message["role"]?.stringValue == "observer" {
             guard access.grant(for: token) != nil else { return rejectAuth(session) }
             let scope = message["device"]?.stringValue
@@ -140,6 +150,7 @@ final class SessionProtocol {
     }
 
     private func rejectAuth(_ session: StreamSession, _ why: String = "invalid token") {
+        throttle.failed(session.transport.peer, now: clock())
         session.queueControl(["type": "auth_invalid", "message": .string(why)])
         sessions.close(session, code: 4001, reason: "auth invalid")
     }

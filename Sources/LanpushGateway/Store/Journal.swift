@@ -70,6 +70,18 @@ final class Journal {
         pending.append(.replaceOutbox(rows))
     }
 
+    func recordManaged(_ device: DeviceRecord, createdAt: Double) {
+        guard isEnabled, device.source == .api else { return }
+        pending.append(.managedDevice(ManagedDeviceRow(
+            id: device.id, name: device.name, tokenHash: device.tokenHash, notifications: device.notifications.rawValue,
+            createdAt: createdAt)))
+    }
+
+    func recordRemoved(device id: String) {
+        guard isEnabled else { return }
+        pending.append(.removeDevice(id: id))
+    }
+
     func recordRegistration(_ row: HARegistrationRow) {
         guard isEnabled else { return }
         pending.append(.haRegistration(row))

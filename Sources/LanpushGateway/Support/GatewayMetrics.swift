@@ -20,6 +20,9 @@ final class GatewayMetrics: Sendable {
     })
     let notificationsDropped = Counter(label: "lanpush_notifications_dropped_total")
     let sessionsClosed = Counter(label: "lanpush_sessions_closed_total")
+    /// Failed authentications (bearer tokens, session tokens, pairing codes), and addresses refused for a while.
+    let authFailures = Counter(label: "lanpush_auth_failures_total")
+    let authThrottled = Counter(label: "lanpush_auth_throttled_total")
     // HA-native mode: the local push channel to Home Assistant.
     /// Notifications received over the channel, and how many of them were rejected (invalid payload) or were
     /// duplicates of one already accepted (same `hass_confirm_id`, e.g. through the push_url fallback).
@@ -39,7 +42,7 @@ final class GatewayMetrics: Sendable {
 
     static let rejectReasons = [
         "invalid_json", "content_type", "validation", "auth", "not_found", "method", "body_too_large",
-        "length_required", "no_target", "forbidden", "no_relay", "bad_path",
+        "length_required", "no_target", "forbidden", "no_relay", "bad_path", "throttled", "conflict",
     ]
 
     init() {
