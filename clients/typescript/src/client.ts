@@ -299,6 +299,7 @@ export class LanpushClient {
         const { conn, frame } = this.inbox.shift()!;
         try {
           await this.handle(conn, frame);
+          if (!this.isObserver) await this.maybeAck(conn);
         } catch (error) {
           void this.events.emit("error", { message: `handling ${frame.type}: ${String(error)}`, error });
         }
@@ -391,15 +392,13 @@ export class LanpushClient {
     if (this.isObserver || result.ack === null) return;
     conn.ackable = Math.max(conn.ackable, result.ack);
     conn.pendingAcks += 1;
-    await this.maybeAck(conn);
   }
 
   /** Acks when nothing else waits to be handled, or every half window, so credit never runs out. */
   private async maybeAck(conn: Connection): Promise<void> {
     const more = this.inbox.some((item) => item.conn === conn);
     const half = Math.max(1, Math.floor((this.options.window ?? 32) / 2));
-    if (more && conn.pendingAcks < half) return;
-    if (conn.ackable <= conn.acked && conn.pendingAcks === 0) return;
+    if (conn.pendingAcks === 0 || (more && conn.pendingAcks < half)) return;
     await this.persist();
     if (this.send(conn, { type: "ack", seq: conn.ackable })) {
       conn.acked = conn.ackable;
