@@ -32,7 +32,7 @@ export interface LanpushClientOptions {
   backoff?: BackoffOptions;
   /** The gateway's credit window (`session.window`, default 32): acks go out at least every half window. */
   window?: number;
-  /** No `auth_ok` within this many ms: give up on the attempt (default 10 000). */
+  /** No `auth_ok` within this many ms of opening: give up on the attempt (default 5 000; on a LAN it takes ms). */
   handshakeTimeout?: number;
   /** Quiet this long (ms): send a `ping`; no answer within `keepaliveTimeout`: the link is dead. 0 = off. */
   keepaliveInterval?: number;
@@ -233,8 +233,11 @@ export class LanpushClient {
     const conn: Connection = { id: this.nextId++, socket, authed: false, closed: false, ackable: 0, acked: 0, pendingAcks: 0, awaitingPong: false, discard: false };
     this.conn = conn;
     conn.handshakeTimer = this.timers.setTimeout(() => {
-      if (!conn.authed && !conn.closed) socket.close(1000, "handshake timeout");
-    }, this.options.handshakeTimeout ?? 10_000);
+      if (conn.authed || conn.closed) return;
+      socket.close(1000, "handshake timeout");
+      // A connection that dies before its upgrade completes may never report a close (Node 20's WebSocket).
+      this.closed(conn, undefined, "handshake timeout");
+    }, this.options.handshakeTimeout ?? 5_000);
     socket.onmessage = (event) => {
       if (conn.closed || typeof event.data !== "string") return;
       const frame = parseFrame(event.data);
