@@ -832,7 +832,7 @@ var Mirror = class {
   }
   async show(a, cause, alert) {
     let m = this.mirrored.get(a.tag);
-    if (m && m.startedAt !== a.attributes.started_at) {
+    if (m && (cause === "start" || m.startedAt !== a.attributes.started_at)) {
       await this.finish(a.tag, m, 0);
       m = void 0;
     }

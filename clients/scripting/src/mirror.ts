@@ -86,8 +86,8 @@ export class Mirror {
 
   private async show(a: Activity, cause: string, alert?: { title?: string; body?: string }): Promise<void> {
     let m = this.mirrored.get(a.tag);
-    if (m && m.startedAt !== a.attributes.started_at) {
-      // Another activity under the same tag: the old one is over.
+    if (m && (cause === "start" || m.startedAt !== a.attributes.started_at)) {
+      // Another activity under the same tag (a start frame always means one; `started_at` only has seconds).
       await this.finish(a.tag, m, 0);
       m = undefined;
     }

@@ -18,6 +18,11 @@ declare function setTimeout(callback: (...args: any[]) => void, ms?: number): an
 declare function clearTimeout(handle: any): void;
 declare function setImmediate(callback: () => void): any;
 
+declare class URL {
+  constructor(url: string, base?: string);
+  readonly href: string;
+}
+
 interface ImportMeta {
   url: string;
 }
@@ -47,7 +52,8 @@ declare module "node:test" {
   function describe(name: string, options: TestOptions, fn: () => any): Promise<void>;
   function before(fn: () => any): void;
   function after(fn: () => any): void;
-  export { test, describe, before, after, TestContext };
+  function afterEach(fn: () => any): void;
+  export { test, describe, before, after, afterEach, TestContext };
   export default test;
 }
 
