@@ -258,8 +258,9 @@ function display(content) {
     d.timer = timer;
   if (fraction !== void 0)
     d.fraction = fraction;
-  if (typeof s.url === "string")
-    d.url = s.url;
+  const url = typeof s.template?.tap_url === "string" ? s.template.tap_url : s.url;
+  if (typeof url === "string" && /^[a-z][a-z0-9+.-]*:/i.test(url))
+    d.url = url;
   return d;
 }
 

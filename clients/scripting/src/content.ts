@@ -63,6 +63,8 @@ export function display(content: ActivityContent): Display {
   };
   if (timer !== undefined) d.timer = timer;
   if (fraction !== undefined) d.fraction = fraction;
-  if (typeof s.url === "string") d.url = s.url;
+  // A tap opens the URL; HA's relative paths (`/lovelace/0`) mean the companion app, which this is not.
+  const url = typeof s.template?.tap_url === "string" ? s.template.tap_url : s.url;
+  if (typeof url === "string" && /^[a-z][a-z0-9+.-]*:/i.test(url)) d.url = url;
   return d;
 }
