@@ -169,6 +169,28 @@ describe("against lanpushd", { concurrency: false }, () => {
     assert.equal(c.state.activities["ev-charging"].state.progress, 45);
   });
 
+  test("register with supports_live_activities is accepted; an observer sees the device's frames and never acks", async () => {
+    const gw = await gateway();
+    const observer = client(gw, "phone", { role: "observer", token: gw.admin, device: "phone", store: undefined });
+    const devices = record(observer, "device");
+    const seen = record(observer, "activity");
+    observer.start();
+    await live(observer);
+    const c = client(gw, "phone", { register: { push_token: "tok-phone", push_url: "http://127.0.0.1:9/relay" }, supportsLiveActivities: true });
+    const registered = record(c, "registered");
+    c.start();
+    await live(c);
+    await eventually(() => assert.deepEqual(registered.map((r) => r.push_token), ["tok-phone"]));
+    await gw.push("phone", ev(70));
+    await converged(c, gw);
+    await eventually(() => assert.ok(seen.some((e) => e.device === "phone" && e.current?.state.progress === 70)));
+    assert.deepEqual(observer.devices.get("phone")!.activities, c.state.activities);
+    await eventually(() => assert.ok(devices.some((d) => d.device === "phone" && d.connected === true)));
+    const listed = (await gw.request("GET", "/v1/devices")).body.devices.find((d: any) => d.id === "phone");
+    assert.equal(listed.sessions, 1, "the observer does not count as a session of the device");
+    assert.equal(socketsOf.get(observer)![0].acked, 0, "observers never ack");
+  });
+
   test("4001: a wrong token stops the client for good", async () => {
     const gw = await gateway();
     gw.tokens.intruder = "not-a-token";
