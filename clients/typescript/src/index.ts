@@ -1,0 +1,21 @@
+export { LanpushClient } from "./client.js";
+export type { LanpushClientOptions } from "./client.js";
+export type { ActivityEvent, ClientEvents, ConnectionStatus } from "./events.js";
+export { reduce } from "./reducer.js";
+export type { ActivityCause, ReduceOptions, ReduceResult, StateEvent } from "./reducer.js";
+export { emptyState, sortedActivities } from "./state.js";
+export type { Activity, DeviceState, HeldNotification } from "./state.js";
+export { MemoryStore, WebStorageStore } from "./store.js";
+export type { StateStore, WebStorageLike } from "./store.js";
+export { Backoff } from "./backoff.js";
+export type { BackoffOptions } from "./backoff.js";
+export { classifyClose } from "./closeCodes.js";
+export type { CloseAction, CloseInfo } from "./closeCodes.js";
+export { mergePatch, diff, deepEqual } from "./mergePatch.js";
+export { parseFrame } from "./protocol.js";
+export type {
+  ActivityAlert, ActivityAttributes, ClearFrame, ContentState, ControlFrame, DeviceFrame, EndFrame, EventFrame, JSONObject,
+  JSONValue, LifecycleFrame, NotificationFrame, NotificationsDroppedFrame, Phase, Registration, ReplayFrame, ServerFrame,
+  SnapshotActivity, SnapshotFrame, StartFrame, SyncedFrame, UpdateFrame,
+} from "./protocol.js";
+export type { WebSocketLike, WebSocketConstructorLike, SocketFactory, CloseEventLike, MessageEventLike, Timers } from "./transport.js";
