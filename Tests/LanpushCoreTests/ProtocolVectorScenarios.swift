@@ -81,7 +81,7 @@ extension VectorScenario {
             r.push(segmented(0.9, header: "90%"))
             r.read()
         },
-        VectorScenario("end", "The washer cycle: start, updates, clear_notification ends it; it stays until its dismissal date, then goes. An end through the API with an immediate dismissal.") { r in
+        VectorScenario("end", "The washer cycle: start, updates, clear_notification ends and dismisses it at once (an end with phase dismissed, then a clear of its tag). EV charging ended through the API with the default policy stays visible; dismissed again later it takes the new dismissal date (an end with an empty patch); its dismissal date comes and it goes.") { r in
             r.connect()
             r.read()
             r.push(washerStart)
@@ -94,9 +94,12 @@ extension VectorScenario {
             r.read()
             r.push(ev(45))
             r.read()
-            r.end("ev-charging", dismissal: .immediate)
+            r.end("ev-charging", dismissal: .default)
             r.read()
-            r.advance(by: 4 * 3600)
+            r.advance(by: 60)
+            r.end("ev-charging", dismissal: .after(600))
+            r.read()
+            r.advance(by: 600)
             r.read()
         },
         VectorScenario("lifecycle", "Time and the user act: past its stale date an activity turns stale, an update makes it active again, a dismissal on the phone removes it.") { r in

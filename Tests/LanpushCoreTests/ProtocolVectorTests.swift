@@ -81,7 +81,7 @@ struct VectorRecorder {
     let name: String
     let summary: String
     let window: Int
-    var ledger = DeviceLedger(deviceId: "phone", epoch: "epoch-a", historyCapacity: 64, notificationLimit: 10)
+    var ledger = DeviceLedger(deviceId: "phone", epoch: "epoch-a", historyCapacity: 64, notificationQueueBytes: 2048)
     var coalescer: Coalescer?
     var client = VectorClient()
     let initial: JSONValue
