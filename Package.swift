@@ -35,6 +35,8 @@ let package = Package(
         // No pkgConfig here: avahi-client.pc adds -D_REENTRANT, which SwiftPM rejects with a warning on
         // every build. Its headers live in /usr/include and the modulemap links the libraries itself.
         .systemLibrary(name: "CAvahiClient"),
+        // The CLI only: pairing URLs as QR codes (the daemon needs no QR library).
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(
             name: "LanpushLWS",
             dependencies: ["CLibWebSockets"]
@@ -99,6 +101,7 @@ let package = Package(
                 "LanpushLWS",
                 "LanpushHTTPClient",
                 "LanpushPlatform",
+                "CQRencode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -10,7 +10,10 @@ struct Lanpush: ParsableCommand {
             The gateway is http://127.0.0.1:8765 unless --gateway or $LANPUSH_GATEWAY says otherwise; the \
             token (admin for send, admin or viewer for watch/status) comes from --token or $LANPUSH_TOKEN.
             """,
-        subcommands: [SendCommand.self, WatchCommand.self, StatusCommand.self, DiscoverCommand.self, TokenCommand.self])
+        subcommands: [
+            SendCommand.self, WatchCommand.self, StatusCommand.self, DeviceCommand.self, PairCommand.self, DiscoverCommand.self,
+            TokenCommand.self,
+        ])
 
     /// Errors are one line on stderr (`lanpush: ...`) and a non-zero exit; `--help` goes to stdout.
     static func main() {
