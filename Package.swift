@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         // SHA-256 of device tokens (stored hashed) and of the TLS certificate (its fingerprint).
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"6.0.0"),
+        // The self-signed certificate made at first start when TLS is on without one.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
         // lanpush-bench only (latency histograms).
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
@@ -70,6 +73,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         // An in-process gateway for tests: manual clock, recording sessions and relay, HTTP driver, temporary store.

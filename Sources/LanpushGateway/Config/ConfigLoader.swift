@@ -105,6 +105,16 @@ public enum ConfigLoader {
             }
             try s.finish()
         }
+        if var s = try reader.section("tls") {
+            config.tls.enabled = try s.bool("enabled") ?? false
+            config.tls.cert = try s.string("cert").flatMap { $0.isEmpty ? nil : $0 }
+            config.tls.key = try s.string("key").flatMap { $0.isEmpty ? nil : $0 }
+            config.tls.plain = try s.bool("plain") ?? true
+            if (config.tls.cert == nil) != (config.tls.key == nil) {
+                throw ConfigError(key: config.tls.cert == nil ? "tls.cert" : "tls.key", message: "give both tls.cert and tls.key, or neither (a self-signed certificate is made)")
+            }
+            try s.finish()
+        }
         if var s = try reader.section("store") {
             config.store.synchronous = try s.oneOf("synchronous", ["off", "normal", "full"]) ?? "normal"
             config.store.enabled = try s.bool("enabled") ?? true

@@ -47,6 +47,17 @@ public struct GatewayConfig: Sendable, Equatable {
         public var quota: Int = 500
     }
 
+    /// `wss://` and `https://` on the same port as plain (lws tells them apart by the first bytes).
+    public struct TLS: Sendable, Equatable {
+        public var enabled = false
+        /// PEM files; both empty: a self-signed certificate made at first start, kept in the state folder.
+        public var cert: String?
+        public var key: String?
+        /// Plain `ws://` / `http://` beside TLS (clients that cannot pin a self-signed certificate). Off: plain only
+        /// from loopback (HA's relay ingest on the same host keeps working).
+        public var plain = true
+    }
+
     public struct MDNS: Sendable, Equatable {
         public var enabled: Bool = true
         public var name: String?
@@ -83,6 +94,7 @@ public struct GatewayConfig: Sendable, Equatable {
     public var limits = Limits()
     public var relay = Relay()
     public var mdns = MDNS()
+    public var tls = TLS()
     public var store = Store()
     public var homeAssistant = HomeAssistant()
     public var logLevel = "info"

@@ -1,0 +1,74 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// The certificate lanpushd serves `wss://` and `https://` with, and its fingerprint — the hex SHA-256 of its DER,
+/// which the mDNS TXT record and pairing URLs carry so a client can pin it on first use (a self-signed certificate
+/// has no authority to vouch for it).
+struct TLSIdentity: Sendable, Equatable {
+    let certificatePath: String
+    let keyPath: String
+    let fingerprint: String
+
+    /// Ten years: a home gateway's certificate should not expire under a client that pinned it.
+    static let lifetime: TimeInterval = 10 * 365.25 * 86_400
+
+    /// The configured files, or the self-signed pair in `state/tls/` (made the first time). `nil` when TLS is off.
+    static func load(_ tls: GatewayConfig.TLS, stateDirectory: String, hostName: String, now: Date = Date()) throws -> TLSIdentity? {
+        guard tls.enabled else { return nil }
+        if let cert = tls.cert, let key = tls.key {
+            return TLSIdentity(certificatePath: cert, keyPath: key, fingerprint: try fingerprint(ofPEMFile: cert, key: "tls.cert"))
+        }
+        let dir = (stateDirectory as NSString).appendingPathComponent("tls")
+        let certPath = (dir as NSString).appendingPathComponent("cert.pem")
+        let keyPath = (dir as NSString).appendingPathComponent("key.pem")
+        let fm = FileManager.default
+        if !(fm.fileExists(atPath: certPath) && fm.fileExists(atPath: keyPath)) {
+            try fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let (certPEM, keyPEM) = try selfSigned(hostName: hostName, now: now)
+            guard fm.createFile(atPath: keyPath, contents: Data(keyPEM.utf8), attributes: [.posixPermissions: 0o600]),
+                fm.createFile(atPath: certPath, contents: Data(certPEM.utf8), attributes: [.posixPermissions: 0o644])
+            else {
+                throw ConfigError(key: "tls", message: "cannot write the certificate to \(dir)")
+            }
+        }
+        return TLSIdentity(certificatePath: certPath, keyPath: keyPath, fingerprint: try fingerprint(ofPEMFile: certPath, key: "tls"))
+    }
+
+    /// A P-256 key and a self-signed certificate for it, named after this host (and `localhost`).
+    static func selfSigned(hostName: String, now: Date) throws -> (certificate: String, key: String) {
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName { CommonName("lanpush on \(hostName)") }
+        var names: [GeneralName] = [.dnsName("localhost")]
+        if !hostName.isEmpty, hostName != "localhost" { names.insert(.dnsName(hostName), at: 0) }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(lifetime),
+            issuer: name, subject: name,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                KeyUsage(digitalSignature: true)
+                try ExtendedKeyUsage([.serverAuth])
+                SubjectAlternativeNames(names)
+            },
+            issuerPrivateKey: .init(key))
+        return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
+    }
+
+    static func fingerprint(ofPEMFile path: String, key: String) throws -> String {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError(key: key, message: "cannot read \(path): \(error.localizedDescription)")
+        }
+        do {
+            var serializer = DER.Serializer()
+            try serializer.serialize(try Certificate(pemEncoded: text))
+            return SHA256.hash(data: Data(serializer.serializedBytes)).map { String(format: "%02x", $0) }.joined()
+        } catch {
+            throw ConfigError(key: key, message: "\(path) is not a PEM certificate: \(error)")
+        }
+    }
+}
