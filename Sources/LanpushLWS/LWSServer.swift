@@ -55,6 +55,7 @@ public final class LWSServer: @unchecked Sendable {
     private var pendingUpgrades: [OpaquePointer: HTTPRequest] = [:]
     /// The peer address of each live connection, looked up once (keep-alive requests reuse it).
     private var peerAddresses: [OpaquePointer: String] = [:]
+    private var admission: ConnectionAdmission
     let timers = LoopTimers()
     private let loop = EventLoop()
     private var stopping = false
@@ -100,7 +101,13 @@ public final class LWSServer: @unchecked Sendable {
         guard options.maxBodyBytes >= 0, options.rxBufferSize >= 128, options.txPacketSize >= 1024 else {
             throw LWSServerError.invalidOptions("buffer sizes too small")
         }
+        guard options.httpHeaderPool >= 1, options.headerTimeout >= 1, options.pendingPerAddress >= 1,
+            options.closeHandshakeTimeout >= 1
+        else {
+            throw LWSServerError.invalidOptions("httpHeaderPool, headerTimeout, pendingPerAddress and closeHandshakeTimeout must be >= 1")
+        }
         self.options = options
+        admission = ConnectionAdmission(limit: options.pendingPerAddress)
         self.delegate = delegate
 
         protocolNameC = strdupOrDie(LWSServer.protocolName)
@@ -176,6 +183,9 @@ public final class LWSServer: @unchecked Sendable {
         vinfo.retry_and_idle_policy = UnsafePointer(retryPolicy)
         vinfo.keepalive_timeout = Int32(options.keepAliveTimeout)
         vinfo.timeout_secs = 20
+        // The header timeout: lws arms it whenever a connection takes a header table (at accept, and when a
+        // keep-alive connection starts its next request).
+        vinfo.timeout_secs_ah_idle = UInt32(options.headerTimeout)
         var vopts = lanpush_opt_validate_utf8()
         if !host.contains(":") && host != "*" && !host.isEmpty {
             // IPv4 literal, "0.0.0.0" or an interface name: plain IPv4 socket.
@@ -364,11 +374,21 @@ public final class LWSServer: @unchecked Sendable {
             return 0
 
         case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-            return stopping || tearingDown ? 1 : 0
+            if stopping || tearingDown { return 1 }
+            return admission.admit(user) ? 0 : 1
+
+        case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+            guard let wsi else { return 0 }
+            admission.bind(wsi)
+            // A connection waiting for a header table has no lws timeout at all (lws arms the header timeout only
+            // when it hands out a table): bound the wait too.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_HOLDING_AH, Int32(clamping: options.headerTimeout))
+            return 0
 
         // ---- HTTP ----
         case LWS_CALLBACK_HTTP:
             guard let wsi, let user else { return -1 }
+            admission.headersDone(lws_get_network_wsi(wsi) ?? wsi)
             return httpRequestHeaders(wsi, user, inp, len)
 
         case LWS_CALLBACK_HTTP_BODY:
@@ -411,6 +431,7 @@ public final class LWSServer: @unchecked Sendable {
 
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             guard let wsi else { return -1 }
+            admission.headersDone(wsi)
             return confirmUpgrade(wsi, inp)
 
         // ---- WebSocket ----
@@ -439,11 +460,14 @@ public final class LWSServer: @unchecked Sendable {
             return 0
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            if let user, let conn = webSockets[sessionID(user)], let inp, len >= 2 {
+            guard let user, let conn = webSockets[sessionID(user)] else { return 0 }
+            if let inp, len >= 2 {
                 let b = inp.assumingMemoryBound(to: UInt8.self)
                 conn.peerCloseCode = UInt16(b[0]) << 8 | UInt16(b[1])
             }
-            return 0  // lws echoes the close frame, then closes
+            // The answer to our own close frame: nothing more will come, close without echoing. Otherwise lws
+            // echoes the peer's close frame, then closes.
+            return conn.closeSent ? -1 : 0
 
         case LWS_CALLBACK_CLOSED:
             guard let user else { return 0 }
@@ -457,7 +481,10 @@ public final class LWSServer: @unchecked Sendable {
 
         // lws 4.1 turns a CONNECT request into a raw socket: answer 405 in JSON and close.
         case LWS_CALLBACK_RAW_ADOPT:
-            if let wsi { lws_callback_on_writable(wsi) }
+            if let wsi {
+                admission.headersDone(wsi)
+                lws_callback_on_writable(wsi)
+            }
             return 0
 
         case LWS_CALLBACK_RAW_WRITEABLE:
@@ -473,6 +500,7 @@ public final class LWSServer: @unchecked Sendable {
             return -1
 
         case LWS_CALLBACK_WSI_DESTROY:
+            if let wsi { admission.headersDone(wsi) }
             if let wsi, !pendingUpgrades.isEmpty { pendingUpgrades.removeValue(forKey: wsi) }
             if let wsi, !peerAddresses.isEmpty { peerAddresses.removeValue(forKey: wsi) }
             return 0
@@ -518,6 +546,10 @@ public final class LWSServer: @unchecked Sendable {
         tx.headers = captureHeaders(wsi)
         tx.queryItems = captureQuery(wsi)
         tx.remoteAddress = cachedPeerAddress(wsi)
+        if let name = headerWithNUL(tx.headers) {
+            reject(tx, status: 400, message: "header \(name) contains a NUL byte", field: name, rule: "header_value")
+            return 0
+        }
 
         let cl = tx.headers["content-length"]
         if let cl {
@@ -701,9 +733,11 @@ public final class LWSServer: @unchecked Sendable {
     }
 
     /// For answers given inside a callback that owns the write (WebSocket upgrade refusals).
-    private func writeImmediate(_ wsi: OpaquePointer, status: Int, body: [UInt8]) -> Bool {
+    private func writeImmediate(
+        _ wsi: OpaquePointer, status: Int, headers: [(String, String)] = [], body: [UInt8]
+    ) -> Bool {
         let r = PendingHTTPResponse(
-            status: status, contentType: "application/json", headers: [], body: body, closeAfter: false)
+            status: status, contentType: "application/json", headers: headers, body: body, closeAfter: false)
         if writeHeaders(wsi, r, contentLength: body.count) != 0 { return false }
         if body.isEmpty { return true }
         let p = out.payload(body.count)
@@ -728,8 +762,23 @@ public final class LWSServer: @unchecked Sendable {
                 status: 404, message: "no WebSocket endpoint at \(path)", field: "path", rule: "not_found")
             return writeImmediate(wsi, status: 404, body: body) ? 1 : -1
         }
+        // lws 4.1 upgrades any Sec-WebSocket-Version (it logs and speaks 13); RFC 6455 §4.4 asks for 426 naming
+        // the version the server speaks.
+        let version = lwsHeader(wsi, WSI_TOKEN_VERSION).map { String($0.filter { $0 != " " && $0 != "\t" }) }
+        guard version == "13" else {
+            let body = rejectionBody(
+                status: 426, message: "unsupported Sec-WebSocket-Version \(version ?? "(none)"); this server speaks 13",
+                field: "sec-websocket-version", rule: "websocket_version")
+            return writeImmediate(wsi, status: 426, headers: [("sec-websocket-version", "13")], body: body) ? 1 : -1
+        }
+        let headers = captureHeaders(wsi)
+        if let name = headerWithNUL(headers) {
+            let body = rejectionBody(
+                status: 400, message: "header \(name) contains a NUL byte", field: name, rule: "header_value")
+            return writeImmediate(wsi, status: 400, body: body) ? 1 : -1
+        }
         pendingUpgrades[wsi] = HTTPRequest(
-            method: .get, path: path, queryItems: captureQuery(wsi), headers: captureHeaders(wsi),
+            method: .get, path: path, queryItems: captureQuery(wsi), lowercasedHeaders: headers,
             body: [], remoteAddress: peerAddress(wsi))
         return 0
     }
@@ -762,7 +811,7 @@ public final class LWSServer: @unchecked Sendable {
     private func wsReceive(
         _ conn: WSConnection, _ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?, _ len: Int
     ) -> Int32 {
-        if conn.closing { return closeNow(conn, wsi) }
+        if conn.closing { return closeNow(conn, wsi) }  // what the peer sent after our close is discarded
         switch conn.assembler.receive(wsi, inp, len, limit: options.maxBodyBytes, acceptBinary: false) {
         case .partial:
             return 0
@@ -775,10 +824,16 @@ public final class LWSServer: @unchecked Sendable {
         }
     }
 
-    /// Writes the close frame (``WriteBuffer/writeClose(_:code:reason:)``); returning -1 makes lws close.
+    /// Writes the close frame once (``WriteBuffer/writeClose(_:code:reason:)``) and keeps the connection open
+    /// to read the peer's answer: closing a socket with unread input makes the kernel send a reset, which can
+    /// destroy the close frame before the peer reads it. Input from then on is discarded; the peer's close frame
+    /// (``LWS_CALLBACK_WS_PEER_INITIATED_CLOSE``) or ``LWSServerOptions/closeHandshakeTimeout`` ends it.
     private func closeNow(_ conn: WSConnection, _ wsi: OpaquePointer) -> Int32 {
+        guard !conn.closeSent else { return 0 }
+        conn.closeSent = true
         out.writeClose(wsi, code: conn.closeCode, reason: conn.closeReason)
-        return -1
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Int32(clamping: options.closeHandshakeTimeout))
+        return 0
     }
 
     func writeFrame(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer, binary: Bool) -> Bool {
@@ -1001,6 +1056,12 @@ private func parseContentLength(_ s: String) -> Int? {
         value = value * 10 + Int(b - 48)
     }
     return digits > 0 ? value : nil
+}
+
+/// RFC 9110 §5.5: a field value never holds NUL; lws 4.1 stores one as it comes.
+private func headerWithNUL(_ headers: [String: String]) -> String? {
+    for (name, value) in headers where value.utf8.contains(0) { return name }
+    return nil
 }
 
 private func sanitizeHeader(_ s: String) -> String {

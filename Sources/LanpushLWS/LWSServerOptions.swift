@@ -23,9 +23,27 @@ public struct LWSServerOptions: Sendable {
     /// lws `fd_limit_per_thread`. Pass a value below RLIMIT_NOFILE (lws 4.1 spins on accept at EMFILE).
     /// `0` keeps lws's own default (derived from the rlimit — not recommended).
     public var fdLimitPerThread: Int
-    /// How many HTTP requests may hold a parsed header table at once (lws `max_http_header_pool`).
-    /// Requests beyond it wait until one completes. WebSocket sessions release theirs after the handshake.
+    /// How many connections may be receiving their request headers at once (lws `max_http_header_pool`);
+    /// connections beyond it wait, unread, until one finishes. lws 4.1 allocates a header table (about
+    /// ``maxHeaderBytes`` + 2 KiB) when a connection starts sending headers and frees it once they are parsed
+    /// (a WebSocket after its handshake, a keep-alive connection between requests), so the pool bounds memory
+    /// under a flood, not idle memory. Size it to the session limit: every session reconnecting at once (after a
+    /// restart or a Wi-Fi drop) holds one at the same time. Keep it well above ``pendingPerAddress``, or one
+    /// address can fill it.
     public var httpHeaderPool: Int
+    /// Seconds a connection may take to send its request headers (the first request, and each later request on a
+    /// keep-alive connection once its first byte arrived) before it is closed without an answer. Connections
+    /// that send nothing are closed after it too, so they cannot hold header tables.
+    public var headerTimeout: Int
+    /// How many connections from one peer address may be still sending their request headers at once. Past it,
+    /// new connections from that address are closed right after `accept`, before anything is read. A home's
+    /// burst (many tablets behind one NAT reconnecting together) stays far below the default.
+    public var pendingPerAddress: Int
+    /// After the server sent a WebSocket close frame: seconds it keeps reading (and discarding) what the peer
+    /// still sends, waiting for the peer's close frame, before it closes the socket anyway. Closing while unread
+    /// data sits in the socket makes the kernel answer with a reset, which can destroy the close frame before
+    /// the peer reads it.
+    public var closeHandshakeTimeout: Int
     /// Largest request header block lws accepts (lws `max_http_header_data`).
     public var maxHeaderBytes: Int
     /// Seconds a request may wait for its ``HTTPResponse`` before lws drops the connection.
@@ -54,7 +72,10 @@ public struct LWSServerOptions: Sendable {
         rxBufferSize: Int = 512,
         txPacketSize: Int = 64 * 1024,
         fdLimitPerThread: Int = 0,
-        httpHeaderPool: Int = 64,
+        httpHeaderPool: Int = 1024,
+        headerTimeout: Int = 5,
+        pendingPerAddress: Int = 256,
+        closeHandshakeTimeout: Int = 2,
         maxHeaderBytes: Int = 8192,
         responseTimeout: Int = 60,
         keepAliveTimeout: Int = 30,
@@ -73,6 +94,9 @@ public struct LWSServerOptions: Sendable {
         self.txPacketSize = txPacketSize
         self.fdLimitPerThread = fdLimitPerThread
         self.httpHeaderPool = httpHeaderPool
+        self.headerTimeout = headerTimeout
+        self.pendingPerAddress = pendingPerAddress
+        self.closeHandshakeTimeout = closeHandshakeTimeout
         self.maxHeaderBytes = maxHeaderBytes
         self.responseTimeout = responseTimeout
         self.keepAliveTimeout = keepAliveTimeout

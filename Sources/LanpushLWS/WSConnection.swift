@@ -29,6 +29,8 @@ public final class WSConnection {
     var closing = false
     var closeCode: UInt16 = 1000
     var closeReason: [UInt8] = []
+    /// The close frame is written; the connection waits for the peer's close frame.
+    var closeSent = false
     var inWritable = false
     /// In the server's after-turn write list.
     var writeQueued = false

@@ -112,6 +112,7 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     }
 
     func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
+        if bytes.starts(with: Array("ack".utf8)) { return }  // a flood the echo must not answer
         texts.update { $0.append(bytes) }
         if bytes == Array("close-me".utf8) {
             connection.close(code: 4002, reason: "ack timeout")
@@ -173,7 +174,7 @@ final class RunningServer: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     let runReturned = Locked(false)
 
-    init(_ options: LWSServerOptions = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)) throws {
+    init(_ options: LWSServerOptions = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)) throws {
         delegate = TestDelegate()
         server = try LWSServer(options: options, delegate: delegate)
         delegate.server = server
@@ -208,7 +209,9 @@ final class TCPClient: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Double = 3) throws {
+    /// `source`: the local address to connect from (every 127.0.0.x is loopback, each a distinct peer).
+    /// `receiveBuffer`: SO_RCVBUF before connecting (a small window keeps the server's writes in its own queue).
+    init(port: Int, timeout: Double = 3, source: String? = nil, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.connect }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
@@ -216,6 +219,23 @@ final class TCPClient: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw ClientError.connect
+            }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -353,8 +373,8 @@ final class WSClient: @unchecked Sendable {
     let handshake: HTTPReply
 
     init(port: Int, path: String = "/v1/stream", protocolHeader: Bool = true, extraHeaders: [String] = [],
-         timeout: Double = 3) throws {
-        tcp = try TCPClient(port: port, timeout: timeout)
+         timeout: Double = 3, source: String? = nil, receiveBuffer: Int32? = nil) throws {
+        tcp = try TCPClient(port: port, timeout: timeout, source: source, receiveBuffer: receiveBuffer)
         var req = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         req += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if protocolHeader { req += "Sec-WebSocket-Protocol: lanpush.v1\r\n" }
