@@ -29,8 +29,10 @@ struct ConnectionAdmission {
     private var pendingByPeer: [PeerKey: Int] = [:]
     /// Accepted sockets not yet bound to a connection.
     private var acceptedSockets: [Int32: PeerKey] = [:]
-    /// Connections still sending their first request's headers.
-    private var pendingConnections: [OpaquePointer: PeerKey] = [:]
+    /// Connections still sending their first request's headers, with a serial that tells a connection from a later
+    /// one lws allocates at the same address.
+    private var pendingConnections: [OpaquePointer: (key: PeerKey, serial: UInt64)] = [:]
+    private var serial: UInt64 = 0
 
     init(limit: Int) { self.limit = limit }
 
@@ -49,18 +51,26 @@ struct ConnectionAdmission {
         return true
     }
 
-    /// `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`: the accepted socket is now the connection `wsi`.
-    mutating func bind(_ wsi: OpaquePointer) {
+    /// `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`: the accepted socket is now the connection `wsi`. Returns the
+    /// connection's serial for ``isPending(_:serial:)``.
+    mutating func bind(_ wsi: OpaquePointer) -> UInt64? {
         guard !acceptedSockets.isEmpty,
             let key = acceptedSockets.removeValue(forKey: Int32(lws_get_socket_fd(wsi)))
-        else { return }
-        pendingConnections[wsi] = key
+        else { return nil }
+        serial &+= 1
+        pendingConnections[wsi] = (key, serial)
+        return serial
+    }
+
+    /// Whether the connection bound with `serial` is still sending its first request's headers.
+    func isPending(_ wsi: OpaquePointer, serial: UInt64) -> Bool {
+        pendingConnections[wsi]?.serial == serial
     }
 
     /// The connection's headers are parsed, or it is gone. Idempotent.
     mutating func headersDone(_ wsi: OpaquePointer) {
-        guard !pendingConnections.isEmpty, let key = pendingConnections.removeValue(forKey: wsi) else { return }
-        release(key)
+        guard !pendingConnections.isEmpty, let entry = pendingConnections.removeValue(forKey: wsi) else { return }
+        release(entry.key)
     }
 
     /// Connections still sending their first request's headers, over every address.

@@ -183,9 +183,11 @@ public final class LWSServer: @unchecked Sendable {
         vinfo.retry_and_idle_policy = UnsafePointer(retryPolicy)
         vinfo.keepalive_timeout = Int32(options.keepAliveTimeout)
         vinfo.timeout_secs = 20
-        // The header timeout: lws arms it whenever a connection takes a header table (at accept, and when a
-        // keep-alive connection starts its next request).
-        vinfo.timeout_secs_ah_idle = UInt32(options.headerTimeout)
+        // lws arms this whenever a connection takes a header table (at accept, and when a keep-alive connection
+        // starts its next request) and closes the connection silently when it passes. For a first request the
+        // adapter's own timer (`headerTimeoutPassed`) runs a second earlier and answers; lws's is the backstop and
+        // the only one for later requests on a keep-alive connection.
+        vinfo.timeout_secs_ah_idle = UInt32(options.headerTimeout + 1)
         var vopts = lanpush_opt_validate_utf8()
         if !host.contains(":") && host != "*" && !host.isEmpty {
             // IPv4 literal, "0.0.0.0" or an interface name: plain IPv4 socket.
@@ -379,10 +381,14 @@ public final class LWSServer: @unchecked Sendable {
 
         case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
             guard let wsi else { return 0 }
-            admission.bind(wsi)
-            // A connection waiting for a header table has no lws timeout at all (lws arms the header timeout only
-            // when it hands out a table): bound the wait too.
-            lws_set_timeout(wsi, PENDING_TIMEOUT_HOLDING_AH, Int32(clamping: options.headerTimeout))
+            // A connection waiting for a header table has no lws timeout at all (lws arms one only when it hands
+            // out a table): the backstop covers the wait too.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_HOLDING_AH, Int32(clamping: options.headerTimeout + 1))
+            if let serial = admission.bind(wsi) {
+                schedule(after: Double(options.headerTimeout)) { [weak self] in
+                    self?.headerTimeoutPassed(wsi, serial: serial)
+                }
+            }
             return 0
 
         // ---- HTTP ----
@@ -508,6 +514,32 @@ public final class LWSServer: @unchecked Sendable {
         default:
             return 0
         }
+    }
+
+    /// A connection that has not completed its first request's headers in ``LWSServerOptions/headerTimeout``: 400
+    /// when a request line arrived (its headers are malformed in a way lws 4.1 cannot report, or unfinished), 408
+    /// when nothing did; then the connection closes. lws would close it a second later without a word.
+    private func headerTimeoutPassed(_ wsi: OpaquePointer, serial: UInt64) {
+        guard !tearingDown, admission.isPending(wsi, serial: serial) else { return }
+        admission.headersDone(wsi)
+        let requestLineSeen = methodTokens.contains { lws_hdr_total_length(wsi, $0.0) > 0 }
+        let rejection =
+            requestLineSeen
+            ? HTTPRejection(
+                status: 400, message: "request headers malformed or incomplete after \(options.headerTimeout) s",
+                field: "headers", rule: "header_timeout")
+            : HTTPRejection(
+                status: 408, message: "no request within \(options.headerTimeout) s", field: "headers",
+                rule: "header_timeout")
+        let body = delegate?.rejectHTTP(rejection) ?? rejection.defaultJSON
+        let reason = rejection.status == 400 ? "Bad Request" : "Request Timeout"
+        let head = "HTTP/1.1 \(rejection.status) \(reason)\r\ncontent-type: application/json\r\n"
+            + "content-length: \(body.count)\r\nconnection: close\r\n\r\n"
+        let bytes = Array(head.utf8) + body
+        let p = out.payload(bytes.count)
+        p.update(from: bytes, count: bytes.count)
+        _ = lws_write(wsi, p, bytes.count, LWS_WRITE_HTTP)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
     }
 
     private func newID() -> UInt64 {

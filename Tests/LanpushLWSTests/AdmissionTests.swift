@@ -36,11 +36,20 @@ struct AdmissionTests {
         // Generous for a loaded 2-core machine; before the fix these waited ~5 s and were reset.
         #expect(Date().timeIntervalSince(t0) < 2.5)
 
-        // Every idle connection is closed by the header timeout (plus slack), none is left holding a table.
+        // Every idle connection is answered 408 and closed at the header timeout (the ones past the per-address cap
+        // were closed at accept), none is left holding a table.
         let closedBy = Date().addingTimeInterval(Double(o.headerTimeout) + 6)
+        var answered = 0
         var closed = 0
-        for conn in idle where conn.readsEOF() { closed += 1 }
+        for conn in idle {
+            if let r = try? conn.readResponse() {
+                #expect(r.status == 408)
+                answered += 1
+            }
+            if conn.readsEOF() { closed += 1 }
+        }
         #expect(closed == idle.count)
+        #expect(answered == o.pendingPerAddress)
         #expect(Date() < closedBy)
     }
 
