@@ -108,6 +108,22 @@ public struct LWSServerOptions: Sendable {
     }
 }
 
+extension LWSServerOptions {
+    func validate() throws(LWSServerError) {
+        guard (0...65535).contains(port) else { throw .invalidOptions("port \(port) out of range") }
+        guard pingInterval >= 1, pingTimeout >= 1, pingInterval + pingTimeout <= 65535 else {
+            throw .invalidOptions("pingInterval and pingTimeout must be >= 1 s")
+        }
+        guard maxBodyBytes >= 0, rxBufferSize >= 128, txPacketSize >= 1024 else {
+            throw .invalidOptions("buffer sizes too small")
+        }
+        guard httpHeaderPool >= 1, headerTimeout >= 1, pendingPerAddress >= 1, closeHandshakeTimeout >= 1 else {
+            throw .invalidOptions(
+                "httpHeaderPool, headerTimeout, pendingPerAddress and closeHandshakeTimeout must be >= 1")
+        }
+    }
+}
+
 /// Why ``LWSServer/init(options:delegate:)`` failed.
 public enum LWSServerError: Error, CustomStringConvertible, Equatable {
     /// An option is out of range (the string says which).

@@ -79,8 +79,8 @@ struct CloseHandshakeTests {
         try ws.sendFrame(opcode: 8, f.payload)
         #expect(ws.tcp.readsEOF())
         #expect(Date().timeIntervalSince(t0) < 1, "the server did not close on our close frame")
-        // No second close frame: the server's close was already sent.
         #expect(waitUntil(2) { s.delegate.closed.get().count == 1 })
-        #expect(s.delegate.peerCloseCodes.get() == [4002])
+        // The answer to the server's own close is not a close by the peer.
+        #expect(s.delegate.peerCloseCodes.get().isEmpty)
     }
 }

@@ -39,6 +39,8 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     let noDelay = Locked<[Bool]>([])
     let openedRequests = Locked<[HTTPRequest]>([])
     let lateResponseWasPending = Locked<Bool?>(nil)
+    /// The newest connection, handed out of the loop only for the confinement tests.
+    let lastConnection = Locked<WSConnection?>(nil)
 
     // Loop-thread only.
     private var outbox: [UInt64: [[UInt8]]] = [:]
@@ -103,6 +105,7 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
 
     func wsOpened(_ connection: WSConnection, _ request: HTTPRequest) {
         conns[connection.id] = connection
+        lastConnection.set(connection)
         opened.update { $0.append(connection.id) }
         openedRequests.update { $0.append(request) }
         var flag: Int32 = 0
@@ -164,7 +167,16 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
         closed.update { $0.append(connection.id) }
     }
 
-    func loopWoken() { wakes.update { $0 += 1 } }
+    let pending = Locked<[@Sendable () -> Void]>([])
+
+    func loopWoken() {
+        wakes.update { $0 += 1 }
+        let jobs = pending.update { jobs -> [@Sendable () -> Void] in
+            defer { jobs.removeAll() }
+            return jobs
+        }
+        for job in jobs { job() }
+    }
 }
 
 /// A server running on a background thread.
@@ -190,6 +202,12 @@ final class RunningServer: @unchecked Sendable {
     }
 
     var port: Int { server.port }
+
+    /// Runs `body` on the loop thread soon (through a wake).
+    func onLoop(_ body: @escaping @Sendable () -> Void) {
+        delegate.pending.update { $0.append(body) }
+        server.wake()
+    }
 
     /// Requests a stop and waits (bounded) for `run()` to return; the seconds it took, or nil on timeout.
     @discardableResult
