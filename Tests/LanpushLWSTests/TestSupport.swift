@@ -249,10 +249,7 @@ final class TCPClient: @unchecked Sendable {
                     bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-            guard bound == 0 else {
-                close(fd)
-                throw ClientError.connect
-            }
+            guard bound == 0 else { throw ClientError.connect }
         }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -263,13 +260,12 @@ final class TCPClient: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard rc == 0 else {
-            close(fd)
-            throw ClientError.connect
-        }
+        // No close(fd) here: a class whose init throws once every property is set is deinitialized, and a
+        // second close could hit a number another thread has just reused (lws then fails on that socket).
+        guard rc == 0 else { throw ClientError.connect }
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
 
     func send(_ bytes: [UInt8]) throws {
         var off = 0
