@@ -29,10 +29,8 @@ struct ConnectionAdmission {
     private var pendingByPeer: [PeerKey: Int] = [:]
     /// Accepted sockets not yet bound to a connection.
     private var acceptedSockets: [Int32: PeerKey] = [:]
-    /// Connections still sending their first request's headers, with a serial that tells a connection from a later
-    /// one lws allocates at the same address.
-    private var pendingConnections: [OpaquePointer: (key: PeerKey, serial: UInt64)] = [:]
-    private var serial: UInt64 = 0
+    /// Connections still sending their first request's headers, with the time their header timeout passes.
+    private var pendingConnections: [OpaquePointer: (key: PeerKey, deadline: Int64)] = [:]
 
     init(limit: Int) { self.limit = limit }
 
@@ -51,20 +49,24 @@ struct ConnectionAdmission {
         return true
     }
 
-    /// `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`: the accepted socket is now the connection `wsi`. Returns the
-    /// connection's serial for ``isPending(_:serial:)``.
-    mutating func bind(_ wsi: OpaquePointer) -> UInt64? {
+    /// `LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED`: the accepted socket is now the connection `wsi`, whose
+    /// headers are due by `deadline` (lws's microsecond clock).
+    mutating func bind(_ wsi: OpaquePointer, deadline: Int64) {
         guard !acceptedSockets.isEmpty,
             let key = acceptedSockets.removeValue(forKey: Int32(lws_get_socket_fd(wsi)))
-        else { return nil }
-        serial &+= 1
-        pendingConnections[wsi] = (key, serial)
-        return serial
+        else { return }
+        pendingConnections[wsi] = (key, deadline)
     }
 
-    /// Whether the connection bound with `serial` is still sending its first request's headers.
-    func isPending(_ wsi: OpaquePointer, serial: UInt64) -> Bool {
-        pendingConnections[wsi]?.serial == serial
+    /// Connections still sending their first request's headers.
+    var hasPending: Bool { !pendingConnections.isEmpty }
+
+    /// Removes and returns the connections whose headers were due by `now`.
+    mutating func takeExpired(now: Int64) -> [OpaquePointer] {
+        var expired: [OpaquePointer] = []
+        for (wsi, entry) in pendingConnections where entry.deadline <= now { expired.append(wsi) }
+        for wsi in expired { headersDone(wsi) }
+        return expired
     }
 
     /// The connection's headers are parsed, or it is gone. Idempotent.

@@ -124,9 +124,9 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         vinfo.timeout_secs = 20
         // lws arms this whenever a connection takes a header table (at accept, and when a keep-alive connection
         // starts its next request) and closes the connection silently when it passes. For a first request the
-        // adapter's own timer (ServerCallbacks.swift) runs a second earlier and answers; lws's is the backstop
-        // and the only one for later requests on a keep-alive connection.
-        vinfo.timeout_secs_ah_idle = UInt32(options.headerTimeout + 1)
+        // adapter's once-a-second sweep (ServerCallbacks.swift) answers before it; lws's is the backstop and the
+        // only one for later requests on a keep-alive connection.
+        vinfo.timeout_secs_ah_idle = UInt32(options.headerTimeout + 2)
         var vopts = lanpush_opt_validate_utf8()
         if !host.contains(":") && host != "*" && !host.isEmpty {
             // IPv4 literal, "0.0.0.0" or an interface name: plain IPv4 socket.

@@ -31,9 +31,11 @@ public struct LWSServerOptions: Sendable {
     /// restart or a Wi-Fi drop) holds one at the same time. Keep it well above ``pendingPerAddress``, or one
     /// address can fill it.
     public var httpHeaderPool: Int
-    /// Seconds a connection may take to send its request headers (the first request, and each later request on a
-    /// keep-alive connection once its first byte arrived) before it is closed without an answer. Connections
-    /// that send nothing are closed after it too, so they cannot hold header tables.
+    /// Seconds a connection may take to send its first request's headers. Then (checked once a second) it is
+    /// answered 400 — a request line arrived but its headers never completed, which is also how lws 4.1 leaves
+    /// some malformed header lines — or 408 when it sent nothing, and closed; so connections that send nothing
+    /// cannot hold header tables. A later request on a keep-alive connection gets two seconds more once its first
+    /// byte arrived, then lws closes it without an answer.
     public var headerTimeout: Int
     /// How many connections from one peer address may be still sending their request headers at once. Past it,
     /// new connections from that address are closed right after `accept`, before anything is read. A home's

@@ -109,21 +109,28 @@ extension LWSServer {
     /// A connection lws just accepted: bound its wait for request headers.
     ///
     /// lws arms its header timeout only when it hands the connection a header table, so one waiting for a table
-    /// has none: the backstop covers that wait. For a counted connection the adapter's own timer answers first.
+    /// has none: the backstop covers that wait. For a counted connection the adapter answers first, from a sweep
+    /// that runs once a second while any connection is still sending headers (one timer for all of them, not one
+    /// each).
     private func connectionAccepted(_ wsi: OpaquePointer) {
-        lws_set_timeout(wsi, PENDING_TIMEOUT_HOLDING_AH, Int32(clamping: options.headerTimeout + 1))
-        guard let serial = admission.bind(wsi) else { return }
-        schedule(after: Double(options.headerTimeout)) { [weak self] in
-            self?.headerTimeoutPassed(wsi, serial: serial)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HOLDING_AH, Int32(clamping: options.headerTimeout + 2))
+        let wasIdle = !admission.hasPending
+        admission.bind(wsi, deadline: lws_now_usecs() + Int64(options.headerTimeout) * 1_000_000)
+        if wasIdle && admission.hasPending { scheduleHeaderSweep() }
+    }
+
+    private func scheduleHeaderSweep() {
+        schedule(after: 1) { [weak self] in
+            guard let self, !self.isTearingDown else { return }
+            for wsi in self.admission.takeExpired(now: lws_now_usecs()) { self.answerHeaderTimeout(wsi) }
+            if self.admission.hasPending { self.scheduleHeaderSweep() }
         }
     }
 
     /// A connection that has not completed its first request's headers in ``LWSServerOptions/headerTimeout``: 400
     /// when a request line arrived (its headers are malformed in a way lws 4.1 cannot report, or unfinished), 408
-    /// when nothing did; then the connection closes. lws would close it a second later without a word.
-    private func headerTimeoutPassed(_ wsi: OpaquePointer, serial: UInt64) {
-        guard !isTearingDown, admission.isPending(wsi, serial: serial) else { return }
-        admission.headersDone(wsi)
+    /// when nothing did; then the connection closes. lws would close it a little later without a word.
+    private func answerHeaderTimeout(_ wsi: OpaquePointer) {
         let seen = capture.requestLineSeen(wsi)
         let status = seen ? 400 : 408
         let message =

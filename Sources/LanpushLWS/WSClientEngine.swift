@@ -96,7 +96,7 @@ final class WSClientEngine: LoopConfined {
 
     func connect(
         url text: String, subprotocol: String?, headers: [(String, String)], allowInsecureTLS: Bool,
-        delegate: WSClientDelegate
+        localAddress: String? = nil, delegate: WSClientDelegate
     ) throws(WSClientError) -> WSClientConnection {
         guard !tearingDown else { throw .notRunning }
         let url = try WebSocketURL(text)
@@ -124,6 +124,7 @@ final class WSClientEngine: LoopConfined {
         info.path = keep(url.path)
         info.host = keep(url.hostHeader)
         info.origin = nil
+        info.iface = localAddress.map { keep($0) }
         info.protocol = subprotocol.map { keep($0) }
         info.local_protocol_name = protocolList.pointee.name
         info.ietf_version_or_minus_one = -1

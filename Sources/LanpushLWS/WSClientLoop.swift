@@ -87,16 +87,19 @@ public final class WSClientLoop: LoopConfined, @unchecked Sendable {
     /// refused, TLS, a non-101 answer, timeout — arrives as ``WSClientDelegate/wsClientConnectFailed(_:error:)``
     /// from the loop, never from inside this call. Host names are resolved with a blocking `getaddrinfo`
     /// on the loop thread (lws 4.1 as Debian builds it has no asynchronous DNS): prefer addresses.
+    ///
+    /// `localAddress` binds the socket to that local IP address (or interface name) before connecting, e.g. one
+    /// of 127.0.0.x so that a load tool's many connections come from several addresses, as many hosts would.
     @discardableResult
     public func connectWebSocket(
         url: String, subprotocol: String? = nil, headers: [(String, String)] = [], allowInsecureTLS: Bool = false,
-        delegate: WSClientDelegate
+        localAddress: String? = nil, delegate: WSClientDelegate
     ) throws(WSClientError) -> WSClientConnection {
         assertOnLoop()
         guard loop.context != nil, !stopping, !loop.tearingDown else { throw .notRunning }
         return try engine.connect(
             url: url, subprotocol: subprotocol, headers: headers, allowInsecureTLS: allowInsecureTLS,
-            delegate: delegate)
+            localAddress: localAddress, delegate: delegate)
     }
 
     /// Connections not yet closed (connecting or open). Loop thread only.
