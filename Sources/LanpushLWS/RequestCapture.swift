@@ -114,7 +114,10 @@ func copyCString(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, Int32) -> 
 
 /// RFC 9110 §5.5: a field value never holds NUL; lws 4.1 stores one as it comes.
 func headerWithNUL(_ headers: [String: String]) -> String? {
-    for (name, value) in headers where value.utf8.contains(0) { return name }
+    for (name, value) in headers {
+        var v = value  // withUTF8 needs a var; a native string is not copied
+        if v.withUTF8({ buf in buf.baseAddress.map { memchr($0, 0, buf.count) != nil } ?? false }) { return name }
+    }
     return nil
 }
 
