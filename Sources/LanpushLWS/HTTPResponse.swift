@@ -5,19 +5,21 @@
 /// already answered) `respond` is a no-op: the handle never touches a dead connection.
 public final class HTTPResponse {
     weak var server: LWSServer?
+    private let loopThread: LoopThread
     let transactionID: UInt64
     public let method: HTTPMethod
     public private(set) var hasResponded = false
 
     init(server: LWSServer, transactionID: UInt64, method: HTTPMethod) {
         self.server = server
+        self.loopThread = server.loopThread
         self.transactionID = transactionID
         self.method = method
     }
 
     /// Whether the connection still waits for this answer. Loop thread only.
     public var isPending: Bool {
-        server?.assertOnLoop()
+        loopThread.assertCurrent()
         return !hasResponded && (server?.httpTransactionAlive(transactionID) ?? false)
     }
 
@@ -28,7 +30,7 @@ public final class HTTPResponse {
         status: Int, headers: [(String, String)] = [], body: [UInt8],
         contentType: String = "application/json"
     ) {
-        server?.assertOnLoop()
+        loopThread.assertCurrent()
         guard !hasResponded else { return }
         hasResponded = true
         server?.queueHTTPResponse(

@@ -49,6 +49,15 @@ public final class LoopThread: Sendable {
     func check(file: StaticString, line: UInt) {
         precondition(isCurrent, "called off the loop thread", file: file, line: line)
     }
+
+    /// ``LoopConfined/assertOnLoop(file:line:)`` for objects that keep the record rather than their loop (a
+    /// connection, an answer handle): nothing in release builds, not even a load of the loop.
+    @inline(__always)
+    func assertCurrent(file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        check(file: file, line: line)
+        #endif
+    }
 }
 
 /// A value that only its loop's thread may use, as swift-nio's `NIOLoopBound`: the box itself is `Sendable`, so it

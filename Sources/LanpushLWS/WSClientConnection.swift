@@ -22,6 +22,7 @@ public final class WSClientConnection {
     public internal(set) var subprotocol: String?
 
     weak var engine: WSClientEngine?
+    private let loopThread: LoopThread
     var delegate: WSClientDelegate?
     let headers: [(String, String)]
     var state: State = .connecting
@@ -40,26 +41,27 @@ public final class WSClientConnection {
         self.id = id
         self.url = url
         self.engine = engine
+        self.loopThread = engine.loopThread
         self.delegate = delegate
         self.headers = headers
     }
 
     /// `true` from the handshake until the connection is closed or a close was requested.
     public var isOpen: Bool {
-        engine?.assertOnLoop()
+        loopThread.assertCurrent()
         return state == .open && wsi != nil
     }
 
     /// `true` while the handshake is still under way.
     public var isConnecting: Bool {
-        engine?.assertOnLoop()
+        loopThread.assertCurrent()
         return state == .connecting
     }
 
     /// Whether the socket cannot take more right now (lws output buffer pending or kernel buffer full).
     /// `true` when not open. Costs one `poll()` call.
     public var isChoked: Bool {
-        engine?.assertOnLoop()
+        loopThread.assertCurrent()
         guard state == .open, let wsi else { return true }
         return lws_send_pipe_choked(wsi) != 0
     }
@@ -70,7 +72,7 @@ public final class WSClientConnection {
     /// Asks for one ``WSClientDelegate/wsClientWritable(_:)`` call when the socket can take data. Repeated
     /// requests before the callback merge into one. No-op unless open.
     public func requestWritable() {
-        engine?.assertOnLoop()
+        loopThread.assertCurrent()
         guard state == .open, let wsi else { return }
         lws_callback_on_writable(wsi)
     }
@@ -86,9 +88,8 @@ public final class WSClientConnection {
     /// ``send(_:binary:)`` from a raw buffer (copied behind lws's `LWS_PRE` headroom before writing).
     @discardableResult
     public func send(bytes: UnsafeRawBufferPointer, binary: Bool = false) -> Bool {
-        guard let engine else { return false }
-        engine.assertOnLoop()
-        guard state == .open, let wsi, !engine.tearingDown else { return false }
+        loopThread.assertCurrent()
+        guard let engine, state == .open, let wsi, !engine.tearingDown else { return false }
         return writer.send(wsi, bytes, binary: binary, through: engine.out)
     }
 
@@ -98,7 +99,7 @@ public final class WSClientConnection {
     /// once lws has closed the socket. Still connecting: abandons the attempt (``WSClientError/cancelled``
     /// follows from the loop). No-op if already closing or closed.
     public func close(code: UInt16 = 1000, reason: String = "") {
-        engine?.assertOnLoop()
+        loopThread.assertCurrent()
         switch state {
         case .connecting:
             cancelled = true

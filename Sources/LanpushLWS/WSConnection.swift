@@ -22,6 +22,7 @@ public final class WSConnection {
     public internal(set) var peerCloseCode: UInt16?
 
     weak var server: LWSServer?
+    private let loopThread: LoopThread
     /// nil once lws has closed the connection.
     var wsi: OpaquePointer?
     var writer = WebSocketWriter()
@@ -34,6 +35,7 @@ public final class WSConnection {
     init(id: UInt64, server: LWSServer, wsi: OpaquePointer, peerAddress: String) {
         self.id = id
         self.server = server
+        self.loopThread = server.loopThread
         self.wsi = wsi
         self.peerAddress = peerAddress
         self.socketFD = Int32(lws_get_socket_fd(wsi))
@@ -41,7 +43,7 @@ public final class WSConnection {
 
     /// `true` until the connection is closed or a close was requested.
     public var isOpen: Bool {
-        server?.assertOnLoop()
+        loopThread.assertCurrent()
         return wsi != nil && !writer.closing
     }
 
@@ -54,7 +56,7 @@ public final class WSConnection {
     /// (`lws_partial_buffered`), which reads as choked at once — so at most one frame waits in lws. Past the
     /// budget (and outside the callback) it asks the kernel (`poll()`, through `lws_send_pipe_choked`).
     public var isChoked: Bool {
-        server?.assertOnLoop()
+        loopThread.assertCurrent()
         guard let wsi, !writer.closing else { return true }
         if lws_partial_buffered(wsi) != 0 { return true }
         if writer.inWritable && writer.bytesSinceCheck < Self.chokeCheckBytes { return false }
@@ -71,7 +73,7 @@ public final class WSConnection {
     /// The call usually comes right after the loop's current turn (``LWSServer`` writes then, while the socket
     /// has nothing pending), otherwise from lws's writable callback.
     public func requestWritable() {
-        server?.assertOnLoop()
+        loopThread.assertCurrent()
         guard let wsi, !writer.closing else { return }
         if let server, server.deferWritable(self) { return }
         lws_callback_on_writable(wsi)
@@ -88,9 +90,8 @@ public final class WSConnection {
     /// ``send(_:binary:)`` from a raw buffer (copied behind lws's `LWS_PRE` headroom before writing).
     @discardableResult
     public func send(bytes: UnsafeRawBufferPointer, binary: Bool = false) -> Bool {
-        guard let server else { return false }
-        server.assertOnLoop()
-        guard let wsi else { return false }
+        loopThread.assertCurrent()
+        guard let server, let wsi else { return false }
         return writer.send(wsi, bytes, binary: binary, through: server.out)
     }
 
@@ -100,7 +101,7 @@ public final class WSConnection {
     /// sends, and ``LWSServerDelegate/wsClosed(_:)`` follows once lws has closed the socket. No-op if already
     /// closing.
     public func close(code: UInt16 = 1000, reason: String = "") {
-        server?.assertOnLoop()
+        loopThread.assertCurrent()
         guard let wsi, writer.requestClose(code: code, reason: reason) else { return }
         lws_callback_on_writable(wsi)
     }
