@@ -26,13 +26,7 @@ extension WSClientEngine {
 
         case LWS_CALLBACK_CLIENT_ESTABLISHED:
             guard let conn = connection(for: wsi) else { return -1 }
-            if conn.cancelled || tearingDown { return -1 }
-            conn.wsi = wsi
-            conn.state = .open
-            conn.connectTimer?.cancel()
-            conn.delegate?.wsClientOpened(conn)
-            if conn.state == .closing { lws_callback_on_writable(wsi) }
-            return 0
+            return established(conn, wsi)
 
         case LWS_CALLBACK_CLIENT_RECEIVE:
             guard let conn = connection(for: wsi) else { return 0 }
@@ -40,66 +34,89 @@ extension WSClientEngine {
 
         case LWS_CALLBACK_CLIENT_WRITEABLE:
             guard let conn = connection(for: wsi) else { return 0 }
-            if conn.state == .closing { return writeClose(conn, wsi) }
-            guard conn.state == .open else { return 0 }
-            conn.writer.inWritable = true
-            conn.delegate?.wsClientWritable(conn)
-            conn.writer.inWritable = false
-            if conn.writer.failed { return -1 }
-            if conn.state == .closing { return writeClose(conn, wsi) }
-            return 0
+            return writable(conn, wsi)
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             guard let conn = connection(for: wsi) else { return 0 }
-            // The answer to our own close frame: nothing more will come, close without echoing it.
-            if conn.writer.closeSent { return -1 }
-            if let inp, len >= 2 {
-                let b = inp.assumingMemoryBound(to: UInt8.self)
-                conn.peerCloseCode = UInt16(b[0]) << 8 | UInt16(b[1])
-                conn.peerCloseReason = String(
-                    decoding: UnsafeRawBufferPointer(start: inp + 2, count: len - 2), as: UTF8.self)
-            }
-            return 0  // lws echoes the close frame, then closes
+            return peerClosed(conn, inp, len)
 
         case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
             guard let conn = connection(for: wsi) else { return 0 }
-            var text = "connect failed"
-            if let inp, len > 0 {
-                text = String(decoding: UnsafeRawBufferPointer(start: inp, count: len), as: UTF8.self)
-            } else if let inp {
-                text = String(cString: inp.assumingMemoryBound(to: CChar.self))
-            }
-            let status = Int(lws_http_client_http_response(wsi))
-            finish(conn, failure: .connectFailed(reason: text, httpStatus: status > 0 ? status : nil),
-                   deferred: inConnectCall)
+            connectFailed(conn, wsi, inp, len)
             return 0
 
         case LWS_CALLBACK_CLIENT_CLOSED:
             guard let conn = connection(for: wsi) else { return 0 }
-            if conn.state == .connecting {
-                finish(conn, failure: .connectFailed(reason: "closed during the handshake", httpStatus: nil),
-                       deferred: inConnectCall)
-            } else {
-                finish(conn, closedWith: conn.peerCloseCode, conn.peerCloseReason)
-            }
+            ended(conn, whileConnecting: "closed during the handshake")
             return 0
 
         case LWS_CALLBACK_WSI_DESTROY:
             // The catch-all: whatever lws did not report by the time the wsi goes.
             guard let id = connectionID(for: wsi) else { return 0 }
             if let conn = connections[id] ?? (connectingNow?.id == id ? connectingNow : nil) {
-                if conn.state == .connecting {
-                    finish(conn, failure: .connectFailed(reason: "connection closed", httpStatus: nil),
-                           deferred: inConnectCall)
-                } else {
-                    finish(conn, closedWith: conn.peerCloseCode, conn.peerCloseReason)
-                }
+                ended(conn, whileConnecting: "connection closed")
             }
             connectionDestroyed(id)
             return 0
 
         default:
             return 0
+        }
+    }
+
+    private func established(_ conn: WSClientConnection, _ wsi: OpaquePointer) -> Int32 {
+        if conn.cancelled || tearingDown { return -1 }
+        conn.wsi = wsi
+        conn.state = .open
+        conn.connectTimer?.cancel()
+        conn.delegate?.wsClientOpened(conn)
+        if conn.state == .closing { lws_callback_on_writable(wsi) }
+        return 0
+    }
+
+    private func writable(_ conn: WSClientConnection, _ wsi: OpaquePointer) -> Int32 {
+        if conn.state == .closing { return writeClose(conn, wsi) }
+        guard conn.state == .open else { return 0 }
+        conn.writer.inWritable = true
+        conn.delegate?.wsClientWritable(conn)
+        conn.writer.inWritable = false
+        if conn.writer.failed { return -1 }
+        if conn.state == .closing { return writeClose(conn, wsi) }
+        return 0
+    }
+
+    private func peerClosed(_ conn: WSClientConnection, _ inp: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        // The answer to our own close frame: nothing more will come, close without echoing it.
+        if conn.writer.closeSent { return -1 }
+        if let inp, len >= 2 {
+            let b = inp.assumingMemoryBound(to: UInt8.self)
+            conn.peerCloseCode = UInt16(b[0]) << 8 | UInt16(b[1])
+            conn.peerCloseReason = String(
+                decoding: UnsafeRawBufferPointer(start: inp + 2, count: len - 2), as: UTF8.self)
+        }
+        return 0  // lws echoes the close frame, then closes
+    }
+
+    private func connectFailed(
+        _ conn: WSClientConnection, _ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?, _ len: Int
+    ) {
+        var text = "connect failed"
+        if let inp, len > 0 {
+            text = String(decoding: UnsafeRawBufferPointer(start: inp, count: len), as: UTF8.self)
+        } else if let inp {
+            text = String(cString: inp.assumingMemoryBound(to: CChar.self))
+        }
+        let status = Int(lws_http_client_http_response(wsi))
+        finish(conn, failure: .connectFailed(reason: text, httpStatus: status > 0 ? status : nil),
+               deferred: inConnectCall)
+    }
+
+    /// The connection is gone: a failed connect if it never opened, else a close.
+    private func ended(_ conn: WSClientConnection, whileConnecting reason: String) {
+        if conn.state == .connecting {
+            finish(conn, failure: .connectFailed(reason: reason, httpStatus: nil), deferred: inConnectCall)
+        } else {
+            finish(conn, closedWith: conn.peerCloseCode, conn.peerCloseReason)
         }
     }
 
