@@ -68,7 +68,7 @@ public final class Gateway: @unchecked Sendable {
                     writer.submit(ops)
                     return
                 }
-                let callback = LoopBound(then)
+                let callback = inbox.bound(then)
                 writer.submit(ops) { error in inbox.post { callback.value(error == nil) } }
             }
         }
@@ -78,16 +78,22 @@ public final class Gateway: @unchecked Sendable {
         let loop = LoopDelegate(core: core, inbox: inbox)
         self.loop = loop
         let c = options.config
-        let lwsOptions = LWSServerOptions(
+        var lwsOptions = LWSServerOptions(
             host: c.listenHost, port: c.listenPort, pingInterval: Int(c.session.pingInterval.rounded(.up)),
             pingTimeout: Int(c.session.pingTimeout.rounded(.up)), maxBodyBytes: c.limits.maxBody,
             fdLimitPerThread: options.fdLimit)
+        // A header table is allocated per connection still sending headers and freed after: sized for the session
+        // limit, and always well above the per-address cap, so idle connections from one address cannot take them all.
+        lwsOptions.httpHeaderPool = max(c.limits.maxSessions, 1024)
+        lwsOptions.headerTimeout = c.limits.headerTimeout
+        lwsOptions.pendingPerAddress = c.limits.pendingPerAddress
         do {
             server = try LWSServer(options: lwsOptions, delegate: loop)
         } catch {
             throw ConfigError(key: "listen", message: "cannot listen on \(c.listenHost):\(c.listenPort): \(error)")
         }
         inbox.attach(server)
+        core.loopThread = server.loopThread
         let relay = LoopRelayTransport(client: RelayClient(timeout: options.config.relay.timeout), inbox: inbox)
         core.relay.transport = relay
         relayTransport = relay
@@ -96,8 +102,7 @@ public final class Gateway: @unchecked Sendable {
         // loop's first turn (a timer) and stops with the server (its websocket is closed with 1001; no reconnect once
         // the server stops).
         homeAssistant = HomeAssistantLink.start(
-            config: options.config, core: core, server: server, inbox: inbox, finishTurn: { [weak loop] in loop?.finishTurn() },
-            logger: logger, stored: stored?.haRegistrations ?? [:], environment: ProcessInfo.processInfo.environment)
+            config: options.config, core: core, server: server, inbox: inbox, logger: logger, stored: stored?.haRegistrations ?? [:], environment: ProcessInfo.processInfo.environment)
     }
 
     /// The port actually bound (the configured one, or the ephemeral one for port 0).
@@ -113,7 +118,7 @@ public final class Gateway: @unchecked Sendable {
             server.schedule(after: Housekeeping.interval) { tick() }
         }
         writer?.start()
-        loop.finishTurn()
+        loop.loopTurnEnded()
         server.schedule(after: Housekeeping.interval) { tick() }
         startDiscovery()
         logger.info("lanpushd listening", metadata: ["address": "\(options.config.listenHost):\(port)", "devices": "\(core.directory.count)", "epoch": "\(core.epoch)", "event_loop": "\(server.eventLoop.rawValue)"])

@@ -35,6 +35,9 @@ package final class GatewayCore {
     package var port: Int
     /// The SHA-256 of the TLS certificate's DER, when TLS is on (pairing URLs carry it, clients pin it).
     package var tlsFingerprint: String?
+    /// The thread of the loop that owns this state (the server's): every entry point checks it in debug builds, so a
+    /// call from another thread (a completion that skipped the inbox) traps in a test instead of corrupting state.
+    package var loopThread: LoopThread?
 
     /// `persist` hands ops to the store (the completion runs on the loop thread); `nil`: in memory only.
     package init(
@@ -103,42 +106,57 @@ package final class GatewayCore {
 
     // MARK: What the loop drives
 
+    @inline(__always)
+    package func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
+        #if DEBUG
+        if let loopThread { precondition(loopThread.isCurrent, "gateway state touched off the loop thread", file: file, line: line) }
+        #endif
+    }
+
     package func openSession(id: UInt64, transport: SessionTransport) {
+        assertOnLoop()
         sessionProtocol.opened(id: id, transport: transport)
     }
 
     package func receive(session id: UInt64, bytes: [UInt8]) {
+        assertOnLoop()
         sessionProtocol.received(id: id, bytes: bytes)
     }
 
     package func closeSession(id: UInt64) {
+        assertOnLoop()
         sessionProtocol.closed(id: id)
     }
 
     /// A session's socket can take data.
     package func writable(session id: UInt64) {
+        assertOnLoop()
         guard let session = sessions[id], !session.closing else { return }
         SessionWriter(directory: directory, metrics: metrics).writable(session, now: clock())
     }
 
     /// The answer to one HTTP request (it may only be sent once `whenCommitted` says the turn is stored).
     package func respond(to request: HTTPRequest) -> (status: Int, contentType: String, headers: [(String, String)], body: [UInt8]) {
+        assertOnLoop()
         let answer = router.route(request)
         return (answer.status, answer.contentType, answer.headers.map { ($0.name, $0.value) }, answer.body)
     }
 
     /// What time does (the loop's 250 ms tick).
     package func tick() {
+        assertOnLoop()
         housekeeping.tick()
     }
 
     /// `then` runs on the loop once what this turn recorded is committed (`true`) or failed to (`false`).
     package func whenCommitted(_ then: @escaping (Bool) -> Void) {
+        assertOnLoop()
         journal.whenCommitted(then)
     }
 
     /// The end of a loop turn: what it changed goes to the store.
     package func endTurn() {
+        assertOnLoop()
         journal.endTurn()
     }
 

@@ -17,6 +17,7 @@ extension LWSServer {
     /// (and changes nothing) once client connections exist. Loop thread only (or before `run()`).
     @discardableResult
     public func configureWebSocketClients(_ options: WSClientOptions) -> Bool {
+        assertOnLoop()
         guard clientEngine == nil else { return false }
         clientOptions = options
         return true
@@ -36,17 +37,18 @@ extension LWSServer {
         url: String, subprotocol: String? = nil, headers: [(String, String)] = [], allowInsecureTLS: Bool = false,
         delegate: WSClientDelegate
     ) throws(WSClientError) -> WSClientConnection {
+        assertOnLoop()
         guard let ctx = contextForClients else { throw .notRunning }
         let engine: WSClientEngine
         if let existing = clientEngine {
             engine = existing
         } else {
-            engine = WSClientEngine(options: clientOptions) { [weak self] seconds, body in
+            engine = WSClientEngine(options: clientOptions, loopThread: loopThread) { [weak self] seconds, body in
                 self?.schedule(after: seconds, body)
             }
             engine.attach(ctx)
             try engine.ensureVhost()
-            engine.onIdle = { [weak self] in self?.clientsWentIdle() }
+            engine.onIdle = { [weak self] in self?.connectionGone() }
             clientEngine = engine
         }
         return try engine.connect(

@@ -28,9 +28,14 @@ public protocol LWSServerDelegate: AnyObject {
     /// ``LWSServer/wake()`` was called (several wakes may merge into one call, and an occasional call may
     /// come without a wake: drain your queue, don't count calls). Default: nothing.
     func loopWoken()
+
+    /// One turn of the loop is over: every callback of it has run. The place to finish what the turn changed (the
+    /// gateway commits it to its store here, once, whatever the turn did). Default: nothing.
+    func loopTurnEnded()
 }
 
 extension LWSServerDelegate {
     public func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8] { rejection.defaultJSON }
     public func loopWoken() {}
+    public func loopTurnEnded() {}
 }

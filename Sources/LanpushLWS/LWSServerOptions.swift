@@ -23,9 +23,29 @@ public struct LWSServerOptions: Sendable {
     /// lws `fd_limit_per_thread`. Pass a value below RLIMIT_NOFILE (lws 4.1 spins on accept at EMFILE).
     /// `0` keeps lws's own default (derived from the rlimit — not recommended).
     public var fdLimitPerThread: Int
-    /// How many HTTP requests may hold a parsed header table at once (lws `max_http_header_pool`).
-    /// Requests beyond it wait until one completes. WebSocket sessions release theirs after the handshake.
+    /// How many connections may be receiving their request headers at once (lws `max_http_header_pool`);
+    /// connections beyond it wait, unread, until one finishes. lws 4.1 allocates a header table (about
+    /// ``maxHeaderBytes`` + 2 KiB) when a connection starts sending headers and frees it once they are parsed
+    /// (a WebSocket after its handshake, a keep-alive connection between requests), so the pool bounds memory
+    /// under a flood, not idle memory. Size it to the session limit: every session reconnecting at once (after a
+    /// restart or a Wi-Fi drop) holds one at the same time. Keep it well above ``pendingPerAddress``, or one
+    /// address can fill it.
     public var httpHeaderPool: Int
+    /// Seconds a connection may take to send its first request's headers. Then (checked once a second) it is
+    /// answered 400 — a request line arrived but its headers never completed, which is also how lws 4.1 leaves
+    /// some malformed header lines — or 408 when it sent nothing, and closed; so connections that send nothing
+    /// cannot hold header tables. A later request on a keep-alive connection gets two seconds more once its first
+    /// byte arrived, then lws closes it without an answer.
+    public var headerTimeout: Int
+    /// How many connections from one peer address may be still sending their request headers at once. Past it,
+    /// new connections from that address are closed right after `accept`, before anything is read. A home's
+    /// burst (many tablets behind one NAT reconnecting together) stays far below the default.
+    public var pendingPerAddress: Int
+    /// After the server sent a WebSocket close frame: seconds it keeps reading (and discarding) what the peer
+    /// still sends, waiting for the peer's close frame, before it closes the socket anyway. Closing while unread
+    /// data sits in the socket makes the kernel answer with a reset, which can destroy the close frame before
+    /// the peer reads it.
+    public var closeHandshakeTimeout: Int
     /// Largest request header block lws accepts (lws `max_http_header_data`).
     public var maxHeaderBytes: Int
     /// Seconds a request may wait for its ``HTTPResponse`` before lws drops the connection.
@@ -54,7 +74,10 @@ public struct LWSServerOptions: Sendable {
         rxBufferSize: Int = 512,
         txPacketSize: Int = 64 * 1024,
         fdLimitPerThread: Int = 0,
-        httpHeaderPool: Int = 64,
+        httpHeaderPool: Int = 1024,
+        headerTimeout: Int = 5,
+        pendingPerAddress: Int = 256,
+        closeHandshakeTimeout: Int = 2,
         maxHeaderBytes: Int = 8192,
         responseTimeout: Int = 60,
         keepAliveTimeout: Int = 30,
@@ -73,6 +96,9 @@ public struct LWSServerOptions: Sendable {
         self.txPacketSize = txPacketSize
         self.fdLimitPerThread = fdLimitPerThread
         self.httpHeaderPool = httpHeaderPool
+        self.headerTimeout = headerTimeout
+        self.pendingPerAddress = pendingPerAddress
+        self.closeHandshakeTimeout = closeHandshakeTimeout
         self.maxHeaderBytes = maxHeaderBytes
         self.responseTimeout = responseTimeout
         self.keepAliveTimeout = keepAliveTimeout
@@ -81,6 +107,22 @@ public struct LWSServerOptions: Sendable {
         self.extraHeaderNames = extraHeaderNames
         self.libraryLogMask = libraryLogMask
         self.eventLoop = eventLoop
+    }
+}
+
+extension LWSServerOptions {
+    func validate() throws(LWSServerError) {
+        guard (0...65535).contains(port) else { throw .invalidOptions("port \(port) out of range") }
+        guard pingInterval >= 1, pingTimeout >= 1, pingInterval + pingTimeout <= 65535 else {
+            throw .invalidOptions("pingInterval and pingTimeout must be >= 1 s")
+        }
+        guard maxBodyBytes >= 0, rxBufferSize >= 128, txPacketSize >= 1024 else {
+            throw .invalidOptions("buffer sizes too small")
+        }
+        guard httpHeaderPool >= 1, headerTimeout >= 1, pendingPerAddress >= 1, closeHandshakeTimeout >= 1 else {
+            throw .invalidOptions(
+                "httpHeaderPool, headerTimeout, pendingPerAddress and closeHandshakeTimeout must be >= 1")
+        }
     }
 }
 

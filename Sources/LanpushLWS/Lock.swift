@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// A plain pthread mutex (TSan understands it; see DESIGN §7). Internal to the adapter.
+/// A plain pthread mutex: ThreadSanitizer understands it, and it needs no Foundation. Internal to the adapter.
 final class PThreadLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 

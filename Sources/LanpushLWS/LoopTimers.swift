@@ -1,7 +1,23 @@
 import CLibWebSockets
 
+/// A pending ``LWSServer/schedule(after:_:)`` (or ``WSClientLoop/schedule(after:_:)``) call. Loop thread only.
+public final class LWSTimer {
+    var body: (() -> Void)?
+    init(_ body: (() -> Void)?) { self.body = body }
+    /// A timer that never runs (scheduled during a teardown).
+    static var inert: LWSTimer { LWSTimer(nil) }
+    /// Prevents the body from running (no-op if it already ran).
+    public func cancel() { body = nil }
+    /// `true` until the body ran or the timer was cancelled.
+    public var isPending: Bool { body != nil }
+}
+
 /// The timers of one lws context: a min-heap of deadlines behind a single lws sorted-usec-list entry, so any
-/// number of `schedule(after:)` calls cost one lws timer. Shared by the server and the standalone client loop.
+/// number of `schedule(after:)` calls cost one lws timer.
+///
+/// Why not one lws timer each: lws 4.1 keeps its timers in one sorted list and inserts with a linear walk, already
+/// a visible cost with its own per-connection timers (docs/BENCHMARKS.md); a heap insert is logarithmic.
+///
 /// Loop thread only (or the creating thread before the loop runs).
 final class LoopTimers {
     private var heap = TimerHeap()
@@ -24,15 +40,12 @@ final class LoopTimers {
     }
 
     func schedule(after seconds: Double, _ body: @escaping () -> Void) -> LWSTimer {
+        guard context != nil else { return .inert }
         let t = LWSTimer(body)
-        guard context != nil else {
-            t.body = nil
-            return t
-        }
         let deadline = lws_now_usecs() + Int64(max(0, seconds) * 1_000_000)
         seq &+= 1
         let wasFirst = heap.peek().map { deadline < $0.deadline } ?? true
-        heap.push(TimerEntry(deadline: deadline, seq: seq, timer: t))
+        heap.push(TimerHeap.Entry(deadline: deadline, seq: seq, timer: t))
         if wasFirst { arm() }
         return t
     }
@@ -70,4 +83,52 @@ final class LoopTimers {
 private func lanpushLoopTimersFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
     guard let sul, let me = lanpush_lws_timer_owner(sul) else { return }
     Unmanaged<LoopTimers>.fromOpaque(me).takeUnretainedValue().fired()
+}
+
+/// Binary min-heap on (deadline, seq): equal deadlines run in scheduling order.
+struct TimerHeap {
+    struct Entry {
+        let deadline: Int64
+        let seq: UInt64
+        let timer: LWSTimer
+
+        func before(_ o: Entry) -> Bool { deadline != o.deadline ? deadline < o.deadline : seq < o.seq }
+    }
+
+    private var items: [Entry] = []
+
+    func peek() -> Entry? { items.first }
+    mutating func removeAll() { items.removeAll() }
+
+    mutating func push(_ e: Entry) {
+        items.append(e)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard items[i].before(items[parent]) else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() -> Entry? {
+        guard !items.isEmpty else { return nil }
+        let top = items[0]
+        let last = items.removeLast()
+        if !items.isEmpty {
+            items[0] = last
+            var i = 0
+            while true {
+                let l = 2 * i + 1
+                let r = l + 1
+                var m = i
+                if l < items.count && items[l].before(items[m]) { m = l }
+                if r < items.count && items[r].before(items[m]) { m = r }
+                if m == i { break }
+                items.swapAt(i, m)
+                i = m
+            }
+        }
+        return top
+    }
 }

@@ -8,11 +8,12 @@ import Glibc
 /// which must keep it alive until `lws_context_destroy` has returned and its event loop has finished closing
 /// (``EventLoop/destroy()``), and then call ``contextDestroyed()``.
 ///
-/// Loop thread only. lws reaches it through `lws_vhost_user` of its vhost.
-final class WSClientEngine {
+/// Loop thread only. lws reaches it through `lws_vhost_user` of its vhost (WSClientCallbacks.swift).
+final class WSClientEngine: LoopConfined {
     static let protocolName = "lanpush-ws-client"
 
     let options: WSClientOptions
+    let loopThread: LoopThread
     /// Set by ``attach(_:)`` before any connection is made.
     private var context: OpaquePointer?
     /// The owner's timers: report failures that happen inside `lws_client_connect_via_info` from the loop
@@ -28,73 +29,35 @@ final class WSClientEngine {
     private var nextID: UInt64 = 0
     private(set) var connections: [UInt64: WSClientConnection] = [:]
     /// C strings handed to lws for a connection, freed when lws destroys its wsi (or at the end).
-    private var connectStrings: [UInt64: [UnsafeMutablePointer<CChar>]] = [:]
+    private var connectStrings: [UInt64: LWSMemory] = [:]
     /// Terminal callbacks waiting for their deferred run (delivered at the end if the loop stops first).
     private var pendingReports: [UInt64: () -> Void] = [:]
-    private var inConnectCall = false
-    private var connectingNow: WSClientConnection?
+    /// Inside `lws_client_connect_via_info`: lws may report the end before it returns.
+    private(set) var inConnectCall = false
+    private(set) var connectingNow: WSClientConnection?
     private(set) var tearingDown = false
-    private let out = WriteBuffer()
+    let out = WriteBuffer()
 
-    // Memory lws points into for the context's lifetime.
-    private let protocols: UnsafeMutablePointer<lws_protocols>
-    private let protocolNameC: UnsafeMutablePointer<CChar>
-    private let vhostNameC: UnsafeMutablePointer<CChar>
-    private let caFileC: UnsafeMutablePointer<CChar>?
-    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
-    private let retryTable: UnsafeMutablePointer<UInt32>
-    private var released = false
+    /// Memory lws points into for the context's lifetime.
+    private let memory = LWSMemory()
+    /// The protocols array, for a context that is created around this engine (the standalone loop).
+    let protocolList: UnsafePointer<lws_protocols>
+    private let retryPolicy: UnsafePointer<lws_retry_bo_t>
 
-    init(options: WSClientOptions, schedule: @escaping (Double, @escaping () -> Void) -> LWSTimer?) {
+    init(
+        options: WSClientOptions, loopThread: LoopThread,
+        schedule: @escaping (Double, @escaping () -> Void) -> LWSTimer?
+    ) {
         self.options = options
+        self.loopThread = loopThread
         self.schedule = schedule
-
-        protocolNameC = clientStrdup(WSClientEngine.protocolName)
-        vhostNameC = clientStrdup("lanpush-client")
-        let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
-        if let ca = options.caFile {
-            caFileC = clientStrdup(ca)
-        } else if access(systemBundle, R_OK) == 0 {
-            // Naming the bundle also keeps lws 4.1 from trying its compiled-in CA dir ("../share") and
-            // logging an error about it on every start.
-            caFileC = clientStrdup(systemBundle)
-        } else {
-            caFileC = nil
-        }
-
-        retryTable = .allocate(capacity: 1)
-        retryTable.initialize(to: 1000)
-        retryPolicy = .allocate(capacity: 1)
-        var retry = lws_retry_bo_t()
-        retry.retry_ms_table = UnsafePointer(retryTable)
-        retry.retry_ms_table_count = 1
-        retry.conceal_count = 1
         let ping = max(0, min(options.pingInterval, 30000))
         let hangup = ping == 0 ? 0 : ping + max(1, min(options.pingTimeout, 30000))
-        retry.secs_since_valid_ping = UInt16(ping)
-        retry.secs_since_valid_hangup = UInt16(hangup)
-        retry.jitter_percent = 0
-        retryPolicy.initialize(to: retry)
-
-        protocols = .allocate(capacity: 2)
-        var proto = lws_protocols()
-        proto.name = UnsafePointer(protocolNameC)
-        proto.callback = lanpushLWSClientCallback
-        proto.per_session_data_size = 0
-        proto.rx_buffer_size = max(128, options.rxBufferSize)
-        proto.id = 2
-        proto.user = nil
-        proto.tx_packet_size = 0
-        protocols.initialize(to: proto)
-        (protocols + 1).initialize(to: lws_protocols())  // terminator
+        retryPolicy = memory.retryPolicy(pingSeconds: ping, hangupSeconds: hangup)
+        protocolList = memory.protocols(
+            name: WSClientEngine.protocolName, callback: lanpushLWSClientCallback, perSessionDataSize: 0,
+            rxBufferSize: max(128, options.rxBufferSize), id: 2, txPacketSize: 0)
     }
-
-    deinit {
-        releaseMemory()
-    }
-
-    /// The protocols array, for a context that is created around this engine (the standalone loop).
-    var protocolList: UnsafePointer<lws_protocols> { UnsafePointer(protocols) }
 
     /// Binds the engine to its context (once, before ``ensureVhost()``).
     func attach(_ context: OpaquePointer) {
@@ -107,13 +70,20 @@ final class WSClientEngine {
         guard let context, !tearingDown else { throw .notRunning }
         var vinfo = lws_context_creation_info()
         vinfo.port = -1  // CONTEXT_PORT_NO_LISTEN
-        vinfo.protocols = UnsafePointer(protocols)
+        vinfo.protocols = protocolList
         vinfo.extensions = nil  // no permessage-deflate
-        vinfo.vhost_name = UnsafePointer(vhostNameC)
+        vinfo.vhost_name = memory.string("lanpush-client")
         vinfo.user = Unmanaged.passUnretained(self).toOpaque()
         // DO_SSL_GLOBAL_INIT on the *vhost* options is what makes lws 4.1 build its client SSL_CTX.
         vinfo.options = lanpush_opt_do_ssl_global_init() | lanpush_opt_validate_utf8()
-        vinfo.client_ssl_ca_filepath = UnsafePointer(caFileC)
+        let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
+        if let ca = options.caFile {
+            vinfo.client_ssl_ca_filepath = memory.string(ca)
+        } else if access(systemBundle, R_OK) == 0 {
+            // Naming the bundle also keeps lws 4.1 from trying its compiled-in CA dir ("../share") and
+            // logging an error about it on every start.
+            vinfo.client_ssl_ca_filepath = memory.string(systemBundle)
+        }
         vinfo.timeout_secs = UInt32(max(1, options.connectTimeout))
         vinfo.connect_timeout_secs = UInt32(max(1, options.connectTimeout))
         guard let vh = lws_create_vhost(context, &vinfo) else {
@@ -126,7 +96,7 @@ final class WSClientEngine {
 
     func connect(
         url text: String, subprotocol: String?, headers: [(String, String)], allowInsecureTLS: Bool,
-        delegate: WSClientDelegate
+        localAddress: String? = nil, delegate: WSClientDelegate
     ) throws(WSClientError) -> WSClientConnection {
         guard !tearingDown else { throw .notRunning }
         let url = try WebSocketURL(text)
@@ -144,12 +114,8 @@ final class WSClientEngine {
         let conn = WSClientConnection(id: nextID, url: url, engine: self, delegate: delegate, headers: headers)
         connections[conn.id] = conn
 
-        var strings: [UnsafeMutablePointer<CChar>] = []
-        func keep(_ s: String) -> UnsafePointer<CChar> {
-            let p = clientStrdup(s)
-            strings.append(p)
-            return UnsafePointer(p)
-        }
+        let strings = LWSMemory()
+        let keep = strings.string
         var info = lws_client_connect_info()
         info.context = context
         info.vhost = vhost
@@ -158,8 +124,9 @@ final class WSClientEngine {
         info.path = keep(url.path)
         info.host = keep(url.hostHeader)
         info.origin = nil
+        info.iface = localAddress.map { keep($0) }
         info.protocol = subprotocol.map { keep($0) }
-        info.local_protocol_name = UnsafePointer(protocolNameC)
+        info.local_protocol_name = protocolList.pointee.name
         info.ietf_version_or_minus_one = -1
         if url.secure {
             var flags = Int32(LCCSCF_USE_SSL.rawValue)
@@ -170,7 +137,7 @@ final class WSClientEngine {
             info.ssl_connection = flags
         }
         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(conn.id))
-        if options.pingInterval > 0 { info.retry_and_idle_policy = UnsafePointer(retryPolicy) }
+        if options.pingInterval > 0 { info.retry_and_idle_policy = retryPolicy }
         connectStrings[conn.id] = strings
 
         inConnectCall = true
@@ -221,29 +188,19 @@ final class WSClientEngine {
         let reports = pendingReports
         pendingReports.removeAll()
         for id in reports.keys.sorted() { reports[id]?() }
-        for (_, list) in connectStrings { for p in list { free(p) } }
-        connectStrings.removeAll()
+        connectStrings.removeAll()  // each frees its strings
         vhost = nil
-        releaseMemory()
+        memory.release()
     }
 
-    private func releaseMemory() {
-        guard !released else { return }
-        released = true
-        free(protocolNameC)
-        free(vhostNameC)
-        if let caFileC { free(caFileC) }
-        protocols.deinitialize(count: 2)
-        protocols.deallocate()
-        retryPolicy.deinitialize(count: 1)
-        retryPolicy.deallocate()
-        retryTable.deinitialize(count: 1)
-        retryTable.deallocate()
+    /// `LWS_CALLBACK_WSI_DESTROY` of a connection: lws no longer reads its connect strings.
+    func connectionDestroyed(_ id: UInt64) {
+        connectStrings.removeValue(forKey: id)
     }
 
     // MARK: - Reporting the end (exactly once)
 
-    private func finish(_ conn: WSClientConnection, failure: WSClientError, deferred: Bool) {
+    func finish(_ conn: WSClientConnection, failure: WSClientError, deferred: Bool) {
         guard conn.state != .done else { return }
         conn.state = .done
         conn.wsi = nil
@@ -258,7 +215,7 @@ final class WSClientEngine {
         report(conn, deferred: deferred) { delegate in delegate.wsClientConnectFailed(conn, error: error) }
     }
 
-    private func finish(_ conn: WSClientConnection, closedWith code: UInt16?, _ reason: String) {
+    func finish(_ conn: WSClientConnection, closedWith code: UInt16?, _ reason: String) {
         guard conn.state != .done else { return }
         conn.state = .done
         conn.wsi = nil
@@ -284,184 +241,4 @@ final class WSClientEngine {
         }
         if connections.isEmpty { onIdle?() }
     }
-
-    // MARK: - lws callback dispatch
-
-    fileprivate func callback(
-        _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ inp: UnsafeMutableRawPointer?, _ len: Int
-    ) -> Int32 {
-        switch reason {
-        case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
-            if !tearingDown { onWaitCancelled?() }
-            return 0
-
-        case LWS_CALLBACK_CLIENT_APPEND_HANDSHAKE_HEADER:
-            guard let conn = connection(for: wsi), let inp else { return 0 }
-            return appendHeaders(conn, wsi, inp, len)
-
-        case LWS_CALLBACK_CLIENT_FILTER_PRE_ESTABLISH:
-            // The last moment the handshake's response headers exist.
-            guard let conn = connection(for: wsi) else { return -1 }
-            conn.subprotocol = lwsHeader(wsi, WSI_TOKEN_PROTOCOL)
-            return 0
-
-        case LWS_CALLBACK_CLIENT_ESTABLISHED:
-            guard let conn = connection(for: wsi) else { return -1 }
-            if conn.cancelled || tearingDown { return -1 }
-            conn.wsi = wsi
-            conn.state = .open
-            conn.connectTimer?.cancel()
-            conn.delegate?.wsClientOpened(conn)
-            if conn.state == .closing { lws_callback_on_writable(wsi) }
-            return 0
-
-        case LWS_CALLBACK_CLIENT_RECEIVE:
-            guard let conn = connection(for: wsi) else { return 0 }
-            return receive(conn, wsi, inp, len)
-
-        case LWS_CALLBACK_CLIENT_WRITEABLE:
-            guard let conn = connection(for: wsi) else { return 0 }
-            if conn.state == .closing { return closeNow(conn, wsi) }
-            guard conn.state == .open else { return 0 }
-            conn.inWritable = true
-            conn.delegate?.wsClientWritable(conn)
-            conn.inWritable = false
-            if conn.writeFailed { return -1 }
-            if conn.state == .closing { return closeNow(conn, wsi) }
-            return 0
-
-        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-            if let conn = connection(for: wsi), let inp, len >= 2 {
-                let b = inp.assumingMemoryBound(to: UInt8.self)
-                conn.peerCloseCode = UInt16(b[0]) << 8 | UInt16(b[1])
-                conn.peerCloseReason = String(
-                    decoding: UnsafeRawBufferPointer(start: inp + 2, count: len - 2), as: UTF8.self)
-            }
-            return 0  // lws echoes the close frame, then closes
-
-        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-            guard let conn = connection(for: wsi) else { return 0 }
-            var text = "connect failed"
-            if let inp, len > 0 {
-                text = String(decoding: UnsafeRawBufferPointer(start: inp, count: len), as: UTF8.self)
-            } else if let inp {
-                text = String(cString: inp.assumingMemoryBound(to: CChar.self))
-            }
-            let status = Int(lws_http_client_http_response(wsi))
-            finish(conn, failure: .connectFailed(reason: text, httpStatus: status > 0 ? status : nil),
-                   deferred: inConnectCall)
-            return 0
-
-        case LWS_CALLBACK_CLIENT_CLOSED:
-            guard let conn = connection(for: wsi) else { return 0 }
-            if conn.state == .connecting {
-                finish(conn, failure: .connectFailed(reason: "closed during the handshake", httpStatus: nil),
-                       deferred: inConnectCall)
-            } else {
-                finish(conn, closedWith: conn.peerCloseCode, conn.peerCloseReason)
-            }
-            return 0
-
-        case LWS_CALLBACK_WSI_DESTROY:
-            // The catch-all: whatever lws did not report by the time the wsi goes.
-            guard let id = connectionID(for: wsi) else { return 0 }
-            if let conn = connections[id] ?? (connectingNow?.id == id ? connectingNow : nil) {
-                if conn.state == .connecting {
-                    finish(conn, failure: .connectFailed(reason: "connection closed", httpStatus: nil),
-                           deferred: inConnectCall)
-                } else {
-                    finish(conn, closedWith: conn.peerCloseCode, conn.peerCloseReason)
-                }
-            }
-            if let list = connectStrings.removeValue(forKey: id) { for p in list { free(p) } }
-            return 0
-
-        default:
-            return 0
-        }
-    }
-
-    private func connectionID(for wsi: OpaquePointer) -> UInt64? {
-        if let p = lws_get_opaque_user_data(wsi) { return UInt64(UInt(bitPattern: p)) }
-        return connectingNow?.id
-    }
-
-    private func connection(for wsi: OpaquePointer) -> WSClientConnection? {
-        guard let id = connectionID(for: wsi) else { return nil }
-        if let conn = connections[id] { return conn }
-        if let c = connectingNow, c.id == id, c.state != .done { return c }
-        return nil
-    }
-
-    private func appendHeaders(
-        _ conn: WSClientConnection, _ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer, _ len: Int
-    ) -> Int32 {
-        guard !conn.headers.isEmpty else { return 0 }
-        let pp = inp.assumingMemoryBound(to: UnsafeMutablePointer<CChar>?.self)
-        guard let start = pp.pointee else { return -1 }
-        let end = UnsafeMutableRawPointer(start).advanced(by: len).assumingMemoryBound(to: UInt8.self)
-        var p: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(start).assumingMemoryBound(to: UInt8.self)
-        for (name, value) in conn.headers {
-            let n = Array((name.lowercased() + ":").utf8) + [0]
-            let v = Array(value.utf8)
-            let rc = n.withUnsafeBufferPointer { nb in
-                v.withUnsafeBufferPointer { vb in
-                    lws_add_http_header_by_name(wsi, nb.baseAddress, vb.baseAddress ?? nb.baseAddress, Int32(v.count), &p, end)
-                }
-            }
-            if rc != 0 { return -1 }  // does not fit: lws fails the connection
-        }
-        pp.pointee = p.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) }
-        return 0
-    }
-
-    private func receive(
-        _ conn: WSClientConnection, _ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?, _ len: Int
-    ) -> Int32 {
-        if conn.state == .closing { return closeNow(conn, wsi) }
-        guard conn.state == .open else { return 0 }
-        switch conn.assembler.receive(wsi, inp, len, limit: options.maxMessageBytes, acceptBinary: options.acceptBinary) {
-        case .partial:
-            return 0
-        case .refuse(let code, let reason):
-            conn.close(code: code, reason: reason)
-            return closeNow(conn, wsi)
-        case .message(let bytes, let binary):
-            if binary {
-                conn.delegate?.wsClientBinary(conn, bytes)
-            } else {
-                conn.delegate?.wsClientText(conn, bytes)
-            }
-            return conn.state == .closing ? closeNow(conn, wsi) : 0
-        }
-    }
-
-    /// Writes the close frame (``WriteBuffer/writeClose(_:code:reason:)``); returning -1 makes lws close.
-    private func closeNow(_ conn: WSClientConnection, _ wsi: OpaquePointer) -> Int32 {
-        out.writeClose(wsi, code: conn.closeCode, reason: conn.closeReason)
-        return -1
-    }
-
-    func writeFrame(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer, binary: Bool) -> Bool {
-        guard !tearingDown else { return false }
-        return out.writeFrame(wsi, bytes, binary: binary)
-    }
-
-}
-
-// MARK: - C entry point
-
-/// The client protocol's callback: reaches the engine through the user pointer of its vhost (the same
-/// function serves the server's context and the standalone loop's).
-private func lanpushLWSClientCallback(
-    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-    _ inp: UnsafeMutableRawPointer?, _ len: Int
-) -> Int32 {
-    guard let wsi, let vh = lws_get_vhost(wsi), let me = lws_vhost_user(vh) else { return 0 }
-    return Unmanaged<WSClientEngine>.fromOpaque(me).takeUnretainedValue().callback(wsi, reason, inp, len)
-}
-
-private func clientStrdup(_ s: String) -> UnsafeMutablePointer<CChar> {
-    guard let p = strdup(s) else { fatalError("out of memory") }
-    return p
 }

@@ -17,7 +17,8 @@ import Glibc
 ///   long as nothing else touches it concurrently.
 /// - To hand work to the loop from another thread: enqueue it under your own lock, call ``wake()``, and
 ///   drain the queue in ``onWake``.
-public final class WSClientLoop: @unchecked Sendable {
+/// - Debug builds check the loop thread (``LoopConfined/assertOnLoop(file:line:)``).
+public final class WSClientLoop: LoopConfined, @unchecked Sendable {
     public let options: WSClientOptions
 
     /// Runs on the loop thread after ``wake()`` (wakes may merge, and an occasional call may come without
@@ -26,20 +27,15 @@ public final class WSClientLoop: @unchecked Sendable {
 
     // MARK: loop-confined state
 
-    private var context: OpaquePointer?
+    /// The context, its event loop, timers, wake and C memory; the waker is the only part other threads touch.
+    private let loop = LoopContext()
     private var engine: WSClientEngine!
-    private let timers = LoopTimers()
-    private let loop = EventLoop()
     /// The event loop actually in use (``WSClientOptions/eventLoop``, or `.poll` when libuv was unavailable).
     public var eventLoop: LWSEventLoopKind { loop.kind }
+    public var loopThread: LoopThread { loop.thread }
     private var stopping = false
     private var finished = false
     private var hasRun = false
-    private var tearingDown = false
-
-    // MARK: cross-thread state (the only part other threads touch)
-
-    private let waker = LoopWaker()
 
     /// Creates the context and its client vhost. Throws ``WSClientError/setupFailed(_:)`` when lws cannot.
     public init(options: WSClientOptions = WSClientOptions()) throws(WSClientError) {
@@ -48,7 +44,7 @@ public final class WSClientLoop: @unchecked Sendable {
 
         lws_set_log_level(options.libraryLogMask, nil)
 
-        let engine = WSClientEngine(options: options) { [weak self] seconds, body in
+        let engine = WSClientEngine(options: options, loopThread: loop.thread) { [weak self] seconds, body in
             self?.schedule(after: seconds, body)
         }
         self.engine = engine
@@ -60,38 +56,25 @@ public final class WSClientLoop: @unchecked Sendable {
         info.port = -1  // CONTEXT_PORT_NO_LISTEN
         info.timeout_secs = UInt32(max(1, options.connectTimeout))
         info.protocols = engine.protocolList
-        guard let ctx = loop.createContext(&info, want: options.eventLoop, fdBudget: max(16, options.fdLimit)) else {
+        guard let ctx = loop.create(&info, want: options.eventLoop, fdBudget: max(16, options.fdLimit)) else {
             engine.contextDestroyed()
-            tearingDown = true
             throw .setupFailed("lws_create_context failed")
         }
-        context = ctx
-        timers.context = ctx
         engine.attach(ctx)
         do {
             try engine.ensureVhost()
         } catch {
-            tearingDown = true
-            timers.cancelAll()
-            engine.contextWillBeDestroyed()
-            lws_context_destroy(ctx)
-            loop.destroy()  // lws finishes closing on the loop: before freeing what it points into
-            engine.contextDestroyed()
-            context = nil
+            loop.destroy(willDestroy: engine.contextWillBeDestroyed, didDestroy: engine.contextDestroyed)
             throw error
         }
         engine.onWaitCancelled = { [unowned self] in self.loopWoken() }
         engine.onIdle = { [unowned self] in
             if self.stopping { self.finished = true }
         }
-        waker.attach(ctx)
+        loop.acceptWakes()
     }
 
-    deinit {
-        if let ctx = context {
-            tearDown(ctx)
-        }
-    }
+    deinit { tearDown() }
 
     // MARK: - Connections
 
@@ -104,19 +87,26 @@ public final class WSClientLoop: @unchecked Sendable {
     /// refused, TLS, a non-101 answer, timeout — arrives as ``WSClientDelegate/wsClientConnectFailed(_:error:)``
     /// from the loop, never from inside this call. Host names are resolved with a blocking `getaddrinfo`
     /// on the loop thread (lws 4.1 as Debian builds it has no asynchronous DNS): prefer addresses.
+    ///
+    /// `localAddress` binds the socket to that local IP address (or interface name) before connecting, e.g. one
+    /// of 127.0.0.x so that a load tool's many connections come from several addresses, as many hosts would.
     @discardableResult
     public func connectWebSocket(
         url: String, subprotocol: String? = nil, headers: [(String, String)] = [], allowInsecureTLS: Bool = false,
-        delegate: WSClientDelegate
+        localAddress: String? = nil, delegate: WSClientDelegate
     ) throws(WSClientError) -> WSClientConnection {
-        guard context != nil, !stopping, !tearingDown else { throw .notRunning }
+        assertOnLoop()
+        guard loop.context != nil, !stopping, !loop.tearingDown else { throw .notRunning }
         return try engine.connect(
             url: url, subprotocol: subprotocol, headers: headers, allowInsecureTLS: allowInsecureTLS,
-            delegate: delegate)
+            localAddress: localAddress, delegate: delegate)
     }
 
     /// Connections not yet closed (connecting or open). Loop thread only.
-    public var connectionCount: Int { engine?.connections.count ?? 0 }
+    public var connectionCount: Int {
+        assertOnLoop()
+        return engine?.connections.count ?? 0
+    }
 
     // MARK: - Loop
 
@@ -124,29 +114,34 @@ public final class WSClientLoop: @unchecked Sendable {
     /// left (delegates still get their last callback, on this thread), destroys the context and returns.
     /// Call once.
     public func run() {
-        guard let ctx = context, !hasRun else { return }
+        guard loop.context != nil, !hasRun else { return }
         hasRun = true
-        if waker.stopRequested { beginStop() }
+        loop.thread.enter()
+        if loop.waker.stopRequested { beginStop() }
         while !finished {
-            if !loop.runOnce(ctx) { break }
+            if !loop.runOnce() { break }
         }
-        tearDown(ctx)
+        tearDown()
+        loop.thread.exit()
     }
 
     /// Thread-safe: wakes the loop; ``onWake`` runs on the loop thread soon after. No-op once stopped.
-    public func wake() { waker.wake() }
+    public func wake() { loop.waker.wake() }
 
     /// Thread-safe: asks the loop to stop. On the loop thread every open connection then gets a 1001
     /// "going away" close frame, pending ones are abandoned, and `run()` returns once they are all gone or
     /// after ``WSClientOptions/stopDrainSeconds``.
-    public func requestStop() { waker.requestStop() }
+    public func requestStop() { loop.waker.requestStop() }
 
     /// `true` once a stop has begun on the loop. Loop thread only.
-    public var isStopping: Bool { stopping }
+    public var isStopping: Bool {
+        assertOnLoop()
+        return stopping
+    }
 
     private func loopWoken() {
         if !hasRun { return }  // lws also cancels once while creating the context
-        if waker.stopRequested && !stopping { beginStop() }
+        if loop.waker.stopRequested && !stopping { beginStop() }
         onWake?()
     }
 
@@ -161,15 +156,10 @@ public final class WSClientLoop: @unchecked Sendable {
         }
     }
 
-    private func tearDown(_ ctx: OpaquePointer) {
-        waker.attach(nil)
-        tearingDown = true
-        timers.cancelAll()
-        engine.contextWillBeDestroyed()
-        lws_context_destroy(ctx)  // open connections get their last callbacks here
-        context = nil
-        loop.destroy()
-        engine.contextDestroyed()
+    /// Open connections get their last callbacks inside `lws_context_destroy`; what is left is reported after.
+    private func tearDown() {
+        guard loop.context != nil else { return }
+        loop.destroy(willDestroy: engine.contextWillBeDestroyed, didDestroy: engine.contextDestroyed)
         onWake = nil
     }
 
@@ -179,7 +169,8 @@ public final class WSClientLoop: @unchecked Sendable {
     /// before `run()`). Returns a handle to cancel it. Timers still pending when the loop stops never run.
     @discardableResult
     public func schedule(after seconds: Double, _ body: @escaping () -> Void) -> LWSTimer {
-        tearingDown ? LWSTimer.inert : timers.schedule(after: seconds, body)
+        assertOnLoop()
+        return loop.schedule(after: seconds, body)
     }
 }
 

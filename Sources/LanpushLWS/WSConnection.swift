@@ -18,23 +18,16 @@ public final class WSConnection {
     public let id: UInt64
     /// The peer's IP address as text.
     public let peerAddress: String
-    /// Free slot for the daemon (e.g. its session object). The adapter never reads it.
-    public var userData: AnyObject?
-    /// The status code of the peer's close frame, when the peer closed (readable in `wsClosed`).
+    /// The status code of the peer's close frame, when the peer closed first (readable in `wsClosed`).
     public internal(set) var peerCloseCode: UInt16?
 
     weak var server: LWSServer?
+    private let loopThread: LoopThread
     /// nil once lws has closed the connection.
     var wsi: OpaquePointer?
-    var closing = false
-    var closeCode: UInt16 = 1000
-    var closeReason: [UInt8] = []
-    var inWritable = false
+    var writer = WebSocketWriter()
     /// In the server's after-turn write list.
     var writeQueued = false
-    /// Bytes sent in the current writable callback since `isChoked` last asked the kernel.
-    var bytesSinceCheck = 0
-    var writeFailed = false
     var assembler = MessageAssembler()
     /// The socket, for tests (TCP_NODELAY check).
     let socketFD: Int32
@@ -42,13 +35,17 @@ public final class WSConnection {
     init(id: UInt64, server: LWSServer, wsi: OpaquePointer, peerAddress: String) {
         self.id = id
         self.server = server
+        self.loopThread = server.loopThread
         self.wsi = wsi
         self.peerAddress = peerAddress
         self.socketFD = Int32(lws_get_socket_fd(wsi))
     }
 
     /// `true` until the connection is closed or a close was requested.
-    public var isOpen: Bool { wsi != nil && !closing }
+    public var isOpen: Bool {
+        loopThread.assertCurrent()
+        return wsi != nil && !writer.closing
+    }
 
     /// Whether the socket cannot take more right now (lws output buffer pending or kernel buffer full).
     /// `true` when the connection is closing or closed.
@@ -59,10 +56,11 @@ public final class WSConnection {
     /// (`lws_partial_buffered`), which reads as choked at once — so at most one frame waits in lws. Past the
     /// budget (and outside the callback) it asks the kernel (`poll()`, through `lws_send_pipe_choked`).
     public var isChoked: Bool {
-        guard let wsi, !closing else { return true }
+        loopThread.assertCurrent()
+        guard let wsi, !writer.closing else { return true }
         if lws_partial_buffered(wsi) != 0 { return true }
-        if inWritable && bytesSinceCheck < Self.chokeCheckBytes { return false }
-        bytesSinceCheck = 0
+        if writer.inWritable && writer.bytesSinceCheck < Self.chokeCheckBytes { return false }
+        writer.bytesSinceCheck = 0
         return lws_send_pipe_choked(wsi) != 0
     }
 
@@ -75,7 +73,8 @@ public final class WSConnection {
     /// The call usually comes right after the loop's current turn (``LWSServer`` writes then, while the socket
     /// has nothing pending), otherwise from lws's writable callback.
     public func requestWritable() {
-        guard let wsi, !closing else { return }
+        loopThread.assertCurrent()
+        guard let wsi, !writer.closing else { return }
         if let server, server.deferWritable(self) { return }
         lws_callback_on_writable(wsi)
     }
@@ -91,21 +90,19 @@ public final class WSConnection {
     /// ``send(_:binary:)`` from a raw buffer (copied behind lws's `LWS_PRE` headroom before writing).
     @discardableResult
     public func send(bytes: UnsafeRawBufferPointer, binary: Bool = false) -> Bool {
-        guard let wsi, !closing, inWritable, !writeFailed, let server else { return false }
-        bytesSinceCheck += bytes.count
-        if server.writeFrame(wsi, bytes, binary: binary) { return true }
-        writeFailed = true
-        return false
+        loopThread.assertCurrent()
+        guard let server, let wsi else { return false }
+        return writer.send(wsi, bytes, binary: binary, through: server.out)
     }
 
     /// Closes with a close frame carrying `code` and `reason` (at most 123 bytes of UTF-8). The frame goes
-    /// out from the next writable (or receive) callback of this connection; ``LWSServerDelegate/wsClosed(_:)``
-    /// follows once lws has closed the socket. No-op if already closing.
+    /// out from the next writable (or receive) callback of this connection; the server then waits (at most
+    /// ``LWSServerOptions/closeHandshakeTimeout``) for the peer's close frame, dropping whatever the peer still
+    /// sends, and ``LWSServerDelegate/wsClosed(_:)`` follows once lws has closed the socket. No-op if already
+    /// closing.
     public func close(code: UInt16 = 1000, reason: String = "") {
-        guard let wsi, !closing else { return }
-        closing = true
-        closeCode = code
-        closeReason = closeReasonBytes(reason)
+        loopThread.assertCurrent()
+        guard let wsi, writer.requestClose(code: code, reason: reason) else { return }
         lws_callback_on_writable(wsi)
     }
 }

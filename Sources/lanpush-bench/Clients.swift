@@ -188,7 +188,11 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
         while connecting < maxConnecting, let s = toConnect.popLast() {
             connecting += 1
             do {
-                let c = try loop.connectWebSocket(url: url, subprotocol: subprotocol, delegate: self)
+                // Sessions come from 127.0.0.1-16, as from many hosts: lanpushd admits at most 256 connections per
+                // address that are still sending their handshake, and up to 512 handshakes run at once here.
+                let source = url.contains("://127.0.0.1:") ? "127.0.0.\(1 + s.index % 16)" : nil
+                let c = try loop.connectWebSocket(
+                    url: url, subprotocol: subprotocol, localAddress: source, delegate: self)
                 c.userData = s
                 s.connection = c
             } catch {

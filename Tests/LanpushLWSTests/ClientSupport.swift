@@ -165,7 +165,7 @@ final class RunningHost: @unchecked Sendable {
 
     init() throws {
         server = try LWSServer(
-            options: LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024), delegate: delegate)
+            options: LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096), delegate: delegate)
     }
 
     func start() {

@@ -85,7 +85,7 @@ struct ClientTests {
     /// actually be in use here (Debian's lws ships the plugin); poll is the fallback when it is missing.
     @Test(arguments: [(LWSEventLoopKind.libuv, LWSEventLoopKind.poll), (.poll, .libuv), (.libuv, .libuv)])
     func eventLoopsInterwork(server serverLoop: LWSEventLoopKind, client clientLoop: LWSEventLoopKind) throws {
-        var so = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        var so = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         so.eventLoop = serverLoop
         let s = try RunningServer(so)
         defer { s.stop() }
@@ -106,7 +106,7 @@ struct ClientTests {
     }
 
     @Test func clientAnswersTheServersPings() throws {
-        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         o.pingInterval = 1
         o.pingTimeout = 1
         let s = try RunningServer(o)

@@ -51,7 +51,7 @@ struct HTTPTests {
     }
 
     @Test func oversizedBodyIs413JSON() throws {
-        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         o.maxBodyBytes = 1024
         let s = try RunningServer(o)
         defer { s.stop() }
@@ -169,7 +169,7 @@ struct HTTPTests {
     }
 
     @Test func queryHeadersAndPathAreCaptured() throws {
-        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         o.extraHeaderNames = ["x-request-id"]
         let s = try RunningServer(o)
         defer { s.stop() }

@@ -39,6 +39,8 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     let noDelay = Locked<[Bool]>([])
     let openedRequests = Locked<[HTTPRequest]>([])
     let lateResponseWasPending = Locked<Bool?>(nil)
+    /// The newest connection, handed out of the loop only for the confinement tests.
+    let lastConnection = Locked<WSConnection?>(nil)
 
     // Loop-thread only.
     private var outbox: [UInt64: [[UInt8]]] = [:]
@@ -103,6 +105,7 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
 
     func wsOpened(_ connection: WSConnection, _ request: HTTPRequest) {
         conns[connection.id] = connection
+        lastConnection.set(connection)
         opened.update { $0.append(connection.id) }
         openedRequests.update { $0.append(request) }
         var flag: Int32 = 0
@@ -112,6 +115,7 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     }
 
     func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
+        if bytes.starts(with: Array("ack".utf8)) { return }  // a flood the echo must not answer
         texts.update { $0.append(bytes) }
         if bytes == Array("close-me".utf8) {
             connection.close(code: 4002, reason: "ack timeout")
@@ -163,7 +167,16 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
         closed.update { $0.append(connection.id) }
     }
 
-    func loopWoken() { wakes.update { $0 += 1 } }
+    let pending = Locked<[@Sendable () -> Void]>([])
+
+    func loopWoken() {
+        wakes.update { $0 += 1 }
+        let jobs = pending.update { jobs -> [@Sendable () -> Void] in
+            defer { jobs.removeAll() }
+            return jobs
+        }
+        for job in jobs { job() }
+    }
 }
 
 /// A server running on a background thread.
@@ -173,7 +186,7 @@ final class RunningServer: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     let runReturned = Locked(false)
 
-    init(_ options: LWSServerOptions = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)) throws {
+    init(_ options: LWSServerOptions = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)) throws {
         delegate = TestDelegate()
         server = try LWSServer(options: options, delegate: delegate)
         delegate.server = server
@@ -189,6 +202,12 @@ final class RunningServer: @unchecked Sendable {
     }
 
     var port: Int { server.port }
+
+    /// Runs `body` on the loop thread soon (through a wake).
+    func onLoop(_ body: @escaping @Sendable () -> Void) {
+        delegate.pending.update { $0.append(body) }
+        server.wake()
+    }
 
     /// Requests a stop and waits (bounded) for `run()` to return; the seconds it took, or nil on timeout.
     @discardableResult
@@ -208,7 +227,9 @@ final class TCPClient: @unchecked Sendable {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: Int, timeout: Double = 3) throws {
+    /// `source`: the local address to connect from (every 127.0.0.x is loopback, each a distinct peer).
+    /// `receiveBuffer`: SO_RCVBUF before connecting (a small window keeps the server's writes in its own queue).
+    init(port: Int, timeout: Double = 3, source: String? = nil, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ClientError.connect }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
@@ -216,6 +237,20 @@ final class TCPClient: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else { throw ClientError.connect }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -225,13 +260,12 @@ final class TCPClient: @unchecked Sendable {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        guard rc == 0 else {
-            close(fd)
-            throw ClientError.connect
-        }
+        // No close(fd) here: a class whose init throws once every property is set is deinitialized, and a
+        // second close could hit a number another thread has just reused (lws then fails on that socket).
+        guard rc == 0 else { throw ClientError.connect }
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
 
     func send(_ bytes: [UInt8]) throws {
         var off = 0
@@ -353,8 +387,8 @@ final class WSClient: @unchecked Sendable {
     let handshake: HTTPReply
 
     init(port: Int, path: String = "/v1/stream", protocolHeader: Bool = true, extraHeaders: [String] = [],
-         timeout: Double = 3) throws {
-        tcp = try TCPClient(port: port, timeout: timeout)
+         timeout: Double = 3, source: String? = nil, receiveBuffer: Int32? = nil) throws {
+        tcp = try TCPClient(port: port, timeout: timeout, source: source, receiveBuffer: receiveBuffer)
         var req = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         req += "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if protocolHeader { req += "Sec-WebSocket-Protocol: lanpush.v1\r\n" }

@@ -69,7 +69,7 @@ struct WebSocketTests {
     }
 
     @Test func tooLargeMessageClosesWith1009() throws {
-        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         o.maxBodyBytes = 1000
         let s = try RunningServer(o)
         defer { s.stop() }
@@ -79,6 +79,7 @@ struct WebSocketTests {
         let f = try ws.readMessage()
         #expect(f.opcode == 8)
         #expect(f.closeCode == 1009)
+        try ws.sendFrame(opcode: 8, f.payload)  // the server waits for the answer to its close frame
         #expect(waitUntil(2) { s.delegate.closed.get().count == 1 })
     }
 
@@ -119,7 +120,7 @@ struct WebSocketTests {
     }
 
     @Test func silentPeerIsClosedAfterPingTimeout() throws {
-        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 1024)
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         o.pingInterval = 1
         o.pingTimeout = 1
         let s = try RunningServer(o)

@@ -71,6 +71,8 @@ public enum ConfigLoader {
             config.limits.authFailures = try s.int("auth_failures", min: 1, max: 1_000_000) ?? config.limits.authFailures
             config.limits.authWindow = try s.number("auth_window", min: 1) ?? config.limits.authWindow
             config.limits.pairingFailures = try s.int("pairing_failures", min: 1, max: 1_000_000) ?? config.limits.pairingFailures
+            config.limits.headerTimeout = try s.int("header_timeout", min: 1, max: 600) ?? config.limits.headerTimeout
+            config.limits.pendingPerAddress = try s.int("pending_per_address", min: 1, max: 1_000_000) ?? config.limits.pendingPerAddress
             if try s.int("notification_queue", min: 1, max: 100_000) != nil {
                 config.deprecations.append(
                     "limits.notification_queue is no longer used: the queue is bounded in bytes (limits.notification_queue_bytes)")

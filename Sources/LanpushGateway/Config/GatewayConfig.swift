@@ -36,6 +36,10 @@ public struct GatewayConfig: Sendable, Equatable {
         public var authWindow: Double = 60
         /// Wrong pairing codes from all addresses together within `authWindow` before pairing pauses.
         public var pairingFailures: Int = 60
+        /// Seconds a new connection may take to send its request headers (then 408/400 and closed).
+        public var headerTimeout: Int = 5
+        /// Connections still sending headers from one address; more are refused at once.
+        public var pendingPerAddress: Int = 256
     }
 
     public struct Relay: Sendable, Equatable {

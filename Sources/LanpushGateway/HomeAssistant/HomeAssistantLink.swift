@@ -35,8 +35,6 @@ final class HomeAssistantLink: WSClientDelegate {
     let settings: HomeAssistantSettings
     let core: GatewayCore
     let inbox: LoopInbox
-    /// Ends the loop turn (commits what it changed): the link's websocket callbacks are entry points of their own.
-    private let finishTurn: () -> Void
     let logger: Logger
     private weak var server: LWSServer?
     private let http: JSONHTTPClient?
@@ -86,8 +84,8 @@ final class HomeAssistantLink: WSClientDelegate {
     /// once, from `Gateway.init`, before the loop runs. It stops with the server (lws closes the websocket
     /// with 1001; no reconnect once the server is stopping).
     static func start(
-        config: GatewayConfig, core: GatewayCore, server: LWSServer, inbox: LoopInbox, finishTurn: @escaping () -> Void,
-        logger: Logger, stored: [String: HARegistrationRow], environment: [String: String]
+        config: GatewayConfig, core: GatewayCore, server: LWSServer, inbox: LoopInbox, logger: Logger,
+        stored: [String: HARegistrationRow], environment: [String: String]
     ) -> HomeAssistantLink? {
         // Push tokens of stored registrations route to their device even when the mode is off now or the device
         // is no longer exposed: HA still has that device and may post to its push_url.
@@ -96,21 +94,20 @@ final class HomeAssistantLink: WSClientDelegate {
             return nil
         }
         let link = HomeAssistantLink(
-            settings: settings, core: core, server: server, inbox: inbox, finishTurn: finishTurn, logger: logger, stored: stored)
+            settings: settings, core: core, server: server, inbox: inbox, logger: logger, stored: stored)
         server.configureWebSocketClients(WSClientOptions(pingInterval: 20, pingTimeout: 10, connectTimeout: 10))
         server.schedule(after: 0) { [weak link] in link?.begin() }
         return link
     }
 
     private init(
-        settings: HomeAssistantSettings, core: GatewayCore, server: LWSServer, inbox: LoopInbox,
-        finishTurn: @escaping () -> Void, logger: Logger, stored: [String: HARegistrationRow]
+        settings: HomeAssistantSettings, core: GatewayCore, server: LWSServer, inbox: LoopInbox, logger: Logger,
+        stored: [String: HARegistrationRow]
     ) {
         self.settings = settings
         self.core = core
         self.server = server
         self.inbox = inbox
-        self.finishTurn = finishTurn
         var logger = logger
         logger[metadataKey: "component"] = "home_assistant"
         self.logger = logger
@@ -162,7 +159,7 @@ final class HomeAssistantLink: WSClientDelegate {
         guard let url = try? WebSocketURL(settings.websocketURL), !url.secure, !Self.isAddressLiteral(url.host) else {
             return open(settings.websocketURL)
         }
-        let bound = LoopBound(self)
+        let bound = inbox.bound(self)
         let inbox = self.inbox
         let host = url.host
         DispatchQueue.global().async {
@@ -311,7 +308,6 @@ final class HomeAssistantLink: WSClientDelegate {
             handle(object)
             if self.connection !== connection { break }
         }
-        finishTurn()
     }
 
     private func handle(_ message: [String: JSONValue]) {
@@ -541,7 +537,7 @@ final class HomeAssistantLink: WSClientDelegate {
     /// `DELETE /api/config/config_entries/entry/<id>` for each (admin token needed), then `then` on the loop.
     private func removeEntries(_ ids: [String], of d: HomeAssistantDevice, then: @escaping () -> Void) {
         guard let first = ids.first, let http else { return then() }
-        let bound = LoopBound((self, d, then))
+        let bound = inbox.bound((self, d, then))
         let inbox = self.inbox
         http.send("DELETE", "\(settings.restBase)/config/config_entries/entry/\(first)") { response in
             inbox.post {
@@ -591,7 +587,7 @@ final class HomeAssistantLink: WSClientDelegate {
         body["supports_encryption"] = false
         let name = d.name
         let pushURL = settings.pushURL ?? ""
-        let bound = LoopBound((self, d))
+        let bound = inbox.bound((self, d))
         let inbox = self.inbox
         http.send("POST", "\(settings.restBase)/mobile_app/registrations", body: .object(body)) { response in
             inbox.post {
@@ -637,7 +633,7 @@ final class HomeAssistantLink: WSClientDelegate {
         let name = d.name
         let pushURL = settings.pushURL ?? ""
         let body: JSONValue = ["type": "update_registration", "data": .object(registrationFields(d, pushToken: row.pushToken))]
-        let bound = LoopBound((self, d))
+        let bound = inbox.bound((self, d))
         let inbox = self.inbox
         http.send("POST", "\(settings.restBase)/webhook/\(row.webhookId)", body: body) { response in
             inbox.post {

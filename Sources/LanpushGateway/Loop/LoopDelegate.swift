@@ -1,7 +1,8 @@
 import LanpushLWS
 
-/// Bridges lws callbacks to the gateway's parts, and ends every loop turn it is called into: `finishTurn()` is where
-/// what the turn changed goes to the store (and HTTP answers wait for that commit). Loop thread only.
+/// Bridges lws callbacks to the gateway's parts. Every loop turn ends in `loopTurnEnded()`, the one place where what
+/// the turn changed goes to the store — whichever callback, timer or client connection changed it — and HTTP answers
+/// and HA confirms wait for that commit. Loop thread only.
 final class LoopDelegate: LWSServerDelegate {
     let core: GatewayCore
     let inbox: LoopInbox
@@ -13,18 +14,16 @@ final class LoopDelegate: LWSServerDelegate {
     }
 
     /// Commits what this turn changed (accepted = committed: HTTP answers and HA confirms wait for it).
-    func finishTurn() {
+    func loopTurnEnded() {
         core.endTurn()
     }
 
     func tick() {
         core.tick()
-        finishTurn()
     }
 
     func loopWoken() {
         inbox.drain()
-        finishTurn()
     }
 
     func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse) {
@@ -36,7 +35,6 @@ final class LoopDelegate: LWSServerDelegate {
             }
             response.respond(status: answer.status, headers: answer.headers, body: answer.body, contentType: answer.contentType)
         }
-        finishTurn()
     }
 
     func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8] {
@@ -53,7 +51,6 @@ final class LoopDelegate: LWSServerDelegate {
 
     func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
         core.receive(session: connection.id, bytes: bytes)
-        finishTurn()
     }
 
     func wsWritable(_ connection: WSConnection) {
@@ -63,6 +60,5 @@ final class LoopDelegate: LWSServerDelegate {
     func wsClosed(_ connection: WSConnection) {
         transports.removeValue(forKey: connection.id)
         core.closeSession(id: connection.id)
-        finishTurn()
     }
 }

@@ -27,6 +27,16 @@ final class LoopInbox: @unchecked Sendable {
         server?.wake()
     }
 
+    /// Boxes a loop-thread value for a trip through another thread (a completion posted back here): every access
+    /// checks, in debug builds, that it is back on the loop.
+    func bound<T>(_ value: T) -> LoopBound<T> {
+        lock.lock()
+        let server = self.server
+        lock.unlock()
+        guard let server else { preconditionFailure("LoopInbox.bound before the server is attached") }
+        return LoopBound(value, on: server)
+    }
+
     /// Loop thread: runs everything posted so far (wakes may merge, so always drain).
     func drain() {
         lock.lock()

@@ -11,7 +11,7 @@ final class LoopRelayTransport: RelayTransport {
     }
 
     func send(_ item: RelayItem, completion: @escaping (RelayResponse) -> Void) {
-        let callback = LoopBound(completion)
+        let callback = inbox.bound(completion)
         let inbox = self.inbox
         client.send(item) { response in inbox.post { callback.value(response) } }
     }

@@ -1,0 +1,75 @@
+import CLibWebSockets
+
+/// One lws context on its event loop, with what every owner of one needs around it: the timers, the cross-thread
+/// wake, the loop thread's record and the C memory lws points into. ``LWSServer`` and ``WSClientLoop`` each own
+/// one.
+///
+/// Teardown has an order lws depends on (``destroy(willDestroy:didDestroy:)``): no more wakes or timers, then
+/// `lws_context_destroy` (connections get their last callbacks inside it), then the event loop finishes closing
+/// lws's handles, and only then is the memory lws pointed into freed.
+///
+/// Loop thread only, except ``waker``.
+final class LoopContext {
+    let memory = LWSMemory()
+    let timers = LoopTimers()
+    let waker = LoopWaker()
+    let thread = LoopThread()
+    private let loop = EventLoop()
+    /// `nil` before creation and from the start of the teardown.
+    private(set) var context: OpaquePointer?
+    /// From the start of the teardown: nothing new is scheduled or connected.
+    private(set) var tearingDown = false
+
+    /// The event loop actually in use.
+    var kind: LWSEventLoopKind { loop.kind }
+
+    init() {}
+
+    deinit { destroy() }
+
+    /// Creates the context on the wanted loop (`.poll` when libuv is unavailable); `info` must describe a
+    /// single-threaded context. With an fd budget the soft RLIMIT_NOFILE equals it while lws sizes its tables
+    /// (FileLimit.swift).
+    func create(_ info: inout lws_context_creation_info, want: LWSEventLoopKind, fdBudget: Int) -> OpaquePointer? {
+        guard let ctx = loop.createContext(&info, want: want, fdBudget: fdBudget) else {
+            tearingDown = true
+            return nil
+        }
+        context = ctx
+        timers.context = ctx
+        return ctx
+    }
+
+    /// Wakes from other threads reach the loop from now on.
+    func acceptWakes() {
+        if let context { waker.attach(context) }
+    }
+
+    /// One turn of the loop; `false` on a fatal lws service error (poll loop only).
+    func runOnce() -> Bool {
+        guard let context else { return false }
+        return loop.runOnce(context)
+    }
+
+    func schedule(after seconds: Double, _ body: @escaping () -> Void) -> LWSTimer {
+        tearingDown ? .inert : timers.schedule(after: seconds, body)
+    }
+
+    /// Destroys the context: `willDestroy` runs first (mark connections closing), `didDestroy` once lws and the
+    /// loop are done with every connection (report what is left, free per-connection memory). Idempotent.
+    func destroy(willDestroy: () -> Void = {}, didDestroy: () -> Void = {}) {
+        guard let ctx = context else {
+            memory.release()
+            return
+        }
+        waker.attach(nil)
+        tearingDown = true
+        timers.cancelAll()
+        willDestroy()
+        lws_context_destroy(ctx)
+        context = nil
+        loop.destroy()
+        didDestroy()
+        memory.release()
+    }
+}

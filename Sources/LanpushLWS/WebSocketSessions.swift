@@ -1,0 +1,221 @@
+import CLibWebSockets
+
+/// The server's WebSocket sessions: the upgrade (path, version, headers), the open connections, their input
+/// (reassembled messages to the delegate; dropped once closing), their writes and their end.
+///
+/// Writes happen right after each loop turn (``flushWritable()``), not from lws's writable callback: that callback
+/// costs a POLLOUT flip on and off per write, and on the libuv loop each flip removes the socket from epoll and
+/// adds it back (docs/BENCHMARKS.md), plus a turn of latency. Changes of one turn still merge (one
+/// `wsWritable` per connection per turn). lws's callback is still used when lws holds unsent bytes for the socket,
+/// for close frames and after a write error, because only from there can lws close the connection.
+///
+/// Loop thread only.
+final class WebSocketSessions {
+    private unowned(unsafe) let server: LWSServer
+    private let options: LWSServerOptions
+    private let capture: RequestCapture
+    private let writer: HTTPResponseWriter
+    private(set) var connections: [UInt64: WSConnection] = [:]
+    /// Handshake requests, from the upgrade's callback until the connection is established.
+    private var pendingUpgrades: [OpaquePointer: HTTPRequest] = [:]
+    /// Connections that asked to write during the current loop turn.
+    private var wantWritable: [WSConnection] = []
+    private var flushing = false
+
+    init(server: LWSServer, capture: RequestCapture, writer: HTTPResponseWriter) {
+        self.server = server
+        self.options = server.options
+        self.capture = capture
+        self.writer = writer
+    }
+
+    var isEmpty: Bool { connections.isEmpty }
+
+    // MARK: - Handshake
+
+    /// `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`: 0 lets the upgrade proceed; 1 means the adapter answered (JSON) and
+    /// the connection stays HTTP; -1 hangs up.
+    func confirmUpgrade(_ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?) -> Int32 {
+        let target = inp.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+        guard target.lowercased() == "websocket" else {
+            return 0  // "h2c": lws switches to HTTP/2 and the request arrives as an h2 stream
+        }
+        let path = lwsHeader(wsi, WSI_TOKEN_GET_URI) ?? ""
+        if server.isStopping {
+            return refuse(wsi, status: 503, message: "server is shutting down", field: "", rule: "shutdown")
+        }
+        guard path == options.webSocketPath else {
+            return refuse(wsi, status: 404, message: "no WebSocket endpoint at \(path)", field: "path",
+                          rule: "not_found")
+        }
+        // lws 4.1 upgrades any Sec-WebSocket-Version (it logs and speaks 13); RFC 6455 §4.4 asks for 426 naming
+        // the version the server speaks.
+        let version = lwsHeader(wsi, WSI_TOKEN_VERSION).map { String($0.filter { $0 != " " && $0 != "\t" }) }
+        guard version == "13" else {
+            return refuse(
+                wsi, status: 426,
+                message: "unsupported Sec-WebSocket-Version \(version ?? "(none)"); this server speaks 13",
+                field: "sec-websocket-version", rule: "websocket_version", headers: [("sec-websocket-version", "13")])
+        }
+        let headers = capture.headers(wsi)
+        if let name = headerWithNUL(headers) {
+            return refuse(wsi, status: 400, message: "header \(name) contains a NUL byte", field: name,
+                          rule: "header_value")
+        }
+        pendingUpgrades[wsi] = HTTPRequest(
+            method: .get, path: path, queryItems: capture.query(wsi), lowercasedHeaders: headers,
+            body: [], remoteAddress: capture.peerAddress(wsi))
+        return 0
+    }
+
+    /// `LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION`: 0 accepts the upgrade to the adapter's protocol.
+    func acceptsProtocol(_ wsi: OpaquePointer) -> Int32 {
+        if server.isStopping { return 1 }
+        return lwsHeader(wsi, WSI_TOKEN_GET_URI) == options.webSocketPath ? 0 : 1
+    }
+
+    private func refuse(
+        _ wsi: OpaquePointer, status: Int, message: String, field: String, rule: String,
+        headers: [(String, String)] = []
+    ) -> Int32 {
+        let body = server.rejectionBody(status: status, message: message, field: field, rule: rule)
+        return writer.writeImmediate(wsi, status: status, headers: headers, body: body) ? 1 : -1
+    }
+
+    /// `LWS_CALLBACK_ESTABLISHED`.
+    func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer) -> Int32 {
+        let id = server.newID()
+        user.storeBytes(of: id, as: UInt64.self)
+        let request =
+            pendingUpgrades.removeValue(forKey: wsi)
+            ?? HTTPRequest(
+                method: .get, path: options.webSocketPath, queryItems: capture.query(wsi),
+                lowercasedHeaders: capture.headers(wsi), body: [], remoteAddress: capture.peerAddress(wsi))
+        let conn = WSConnection(id: id, server: server, wsi: wsi, peerAddress: request.remoteAddress)
+        connections[id] = conn
+        if server.isStopping {
+            conn.close(code: 1001, reason: "shutdown")
+            return 0
+        }
+        server.delegate?.wsOpened(conn, request)
+        return 0
+    }
+
+    // MARK: - Input
+
+    /// `LWS_CALLBACK_RECEIVE`.
+    func received(_ user: UnsafeMutableRawPointer, _ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?, _ len: Int)
+        -> Int32
+    {
+        guard let conn = connections[sessionID(user)] else { return 0 }
+        if conn.writer.closing { return writeClose(conn, wsi) }  // input after our close is dropped
+        switch conn.assembler.receive(wsi, inp, len, limit: options.maxBodyBytes, acceptBinary: false) {
+        case .partial:
+            return 0
+        case .refuse(let code, let reason):
+            conn.close(code: code, reason: reason)
+            return writeClose(conn, wsi)
+        case .message(let bytes, _):
+            server.delegate?.wsText(conn, bytes)
+            return conn.writer.closing ? writeClose(conn, wsi) : 0
+        }
+    }
+
+    /// `LWS_CALLBACK_WS_PEER_INITIATED_CLOSE`.
+    func peerClosed(_ user: UnsafeMutableRawPointer, _ inp: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        guard let conn = connections[sessionID(user)] else { return 0 }
+        // The answer to our own close frame: nothing more will come, close without echoing it.
+        if conn.writer.closeSent { return -1 }
+        if let inp, len >= 2 {
+            let b = inp.assumingMemoryBound(to: UInt8.self)
+            conn.peerCloseCode = UInt16(b[0]) << 8 | UInt16(b[1])
+        }
+        return 0  // lws echoes the close frame, then closes
+    }
+
+    /// `LWS_CALLBACK_CLOSED`.
+    func closed(_ user: UnsafeMutableRawPointer) {
+        let id = sessionID(user)
+        guard id != 0, let conn = connections.removeValue(forKey: id) else { return }
+        conn.wsi = nil
+        conn.writer.abandon()
+        server.delegate?.wsClosed(conn)
+    }
+
+    /// `LWS_CALLBACK_WSI_DESTROY`: an upgrade that never completed.
+    func forget(_ wsi: OpaquePointer) {
+        if !pendingUpgrades.isEmpty { pendingUpgrades.removeValue(forKey: wsi) }
+    }
+
+    // MARK: - Output
+
+    /// `LWS_CALLBACK_SERVER_WRITEABLE`.
+    func writable(_ user: UnsafeMutableRawPointer, _ wsi: OpaquePointer) -> Int32 {
+        guard let conn = connections[sessionID(user)] else { return 0 }
+        if conn.writer.closing { return writeClose(conn, wsi) }
+        conn.writer.inWritable = true
+        conn.writer.bytesSinceCheck = 0
+        server.delegate?.wsWritable(conn)
+        conn.writer.inWritable = false
+        if conn.writer.failed { return -1 }
+        if conn.writer.closing { return writeClose(conn, wsi) }
+        return 0
+    }
+
+    /// Queues `conn` for ``flushWritable()``; `false` when it must go through lws's writable callback instead
+    /// (during the flush itself, so the loop still wakes for it, and from teardown on).
+    func deferWritable(_ conn: WSConnection) -> Bool {
+        guard !flushing, !server.isTearingDown else { return false }
+        if !conn.writeQueued {
+            conn.writeQueued = true
+            wantWritable.append(conn)
+        }
+        return true
+    }
+
+    /// After each loop turn: every connection that asked to write gets its ``LWSServerDelegate/wsWritable(_:)``
+    /// now, when lws holds nothing unsent for it. A frame the kernel does not take whole is buffered by lws, which
+    /// flushes it on POLLOUT.
+    func flushWritable() {
+        guard !wantWritable.isEmpty else { return }
+        let batch = wantWritable
+        wantWritable.removeAll(keepingCapacity: true)
+        flushing = true
+        defer { flushing = false }
+        for conn in batch {
+            conn.writeQueued = false
+            guard let wsi = conn.wsi, !conn.writer.closing, !conn.writer.failed else { continue }
+            if lws_partial_buffered(wsi) != 0 {
+                lws_callback_on_writable(wsi)
+                continue
+            }
+            conn.writer.inWritable = true
+            conn.writer.bytesSinceCheck = 0
+            server.delegate?.wsWritable(conn)
+            conn.writer.inWritable = false
+            if conn.writer.failed || conn.writer.closing { lws_callback_on_writable(wsi) }
+        }
+    }
+
+    private func writeClose(_ conn: WSConnection, _ wsi: OpaquePointer) -> Int32 {
+        conn.writer.writeClose(wsi, through: server.out, timeout: options.closeHandshakeTimeout)
+        return 0
+    }
+
+    // MARK: - Stopping
+
+    func closeAll(code: UInt16, reason: String) {
+        for conn in connections.values { conn.close(code: code, reason: reason) }
+    }
+
+    /// Before the context is destroyed: no frame of any kind any more.
+    func abandonAll() {
+        for conn in connections.values { conn.writer.abandon() }
+    }
+
+    func removeAll() {
+        connections.removeAll()
+        wantWritable.removeAll()
+        pendingUpgrades.removeAll()
+    }
+}
