@@ -52,6 +52,14 @@ public final class TestSession {
         send(["type": "ack", "seq": .number(Double(seq))])
     }
 
+    /// The socket takes data again (after `transport.choked` or `chokeAfter`): the gateway writes only if it asked
+    /// to, as lws calls back only on a pending write request.
+    public func drain() {
+        transport.choked = false
+        transport.chokeAfter = nil
+        gateway.turn()
+    }
+
     /// The client goes away.
     public func close() {
         gateway.close(sessionId: id)
