@@ -56,7 +56,7 @@ package final class GatewayCore {
         self.report = report
         let ingest = Ingest(directory: directory, sessions: sessions, relay: relay, journal: journal, metrics: metrics, logger: logger)
         self.ingest = ingest
-        activityCommands = ActivityCommands(directory: directory, sessions: sessions, journal: journal, clock: clock)
+        activityCommands = ActivityCommands(directory: directory, sessions: sessions, journal: journal, relay: relay, clock: clock)
         sessionProtocol = SessionProtocol(
             config: config, directory: directory, sessions: sessions, journal: journal, relay: relay, report: report,
             metrics: metrics, logger: logger, clock: clock)

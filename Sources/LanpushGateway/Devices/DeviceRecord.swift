@@ -26,6 +26,9 @@ final class DeviceRecord {
     /// The latest relay body per activity tag, and per queued notification seq (Hub+Relay).
     var relayBodies: [String: JSONValue] = [:]
     var relayNotificationBodies: [UInt64: JSONValue] = [:]
+    /// Per activity tag, the newest seq the relay answered 2xx for: what the phone has through the relay path, so a
+    /// drain never sends it again (a client that visits the LAN and acks nothing does not ack it either).
+    var relayedSeq: [String: UInt64] = [:]
     /// HA-native mode (issue 10): its mobile_app registration and local push channel; `nil` when the mode is off.
     var homeAssistant: HomeAssistantDevice?
 

@@ -34,11 +34,15 @@ struct Housekeeping {
             let changes = device.ledger.advance(to: now)
             journal.record(changes, of: device)
             sessions.fanOut(changes, device: device)
+            relay.ended(changes, of: device, relayIfGone: false)
             // Dismissed activities leave the ledger and the store (sessions that still show one were just sent the
             // dismissal; a missing activity reads as dismissed to every coalescer).
             let removed = device.ledger.pruneDismissed()
             journal.recordRemovedActivities(of: device, tags: removed)
-            for tag in removed { device.relayBodies.removeValue(forKey: tag) }
+            for tag in removed {
+                device.relayBodies.removeValue(forKey: tag)
+                device.relayedSeq.removeValue(forKey: tag)
+            }
         }
         relay.pump()
         ingest.expire(now: now)
