@@ -155,11 +155,12 @@ public final class TestGateway {
         }
     }
 
-    /// Lets `seconds` pass, one 250 ms tick at a time (timeouts, stale dates, dismissals, relay pacing).
-    public func advance(by seconds: Double) {
+    /// Lets `seconds` pass, one tick at a time (timeouts, stale dates, dismissals, relay pacing). `tick` is the
+    /// loop's 250 ms unless a test lets hours pass and needs no finer steps.
+    public func advance(by seconds: Double, tick: Double = 0.25) {
         var left = seconds
         while left > 0 {
-            let step = min(0.25, left)
+            let step = min(tick, left)
             clock.advance(by: step)
             left -= step
             core.tick()
