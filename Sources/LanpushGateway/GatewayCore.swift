@@ -30,11 +30,12 @@ package final class GatewayCore {
     let ingestEndpoints: IngestEndpoints
     let router: Router
 
-    /// `persist` hands ops to the store (the completion runs on the loop thread); `nil`: in memory only.
+    /// `persist` hands ops to the store (the completion runs on the loop thread); `nil`: in memory only. `page`: the
+    /// preview's files by path.
     package init(
         config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, stored: StoredState? = nil,
         persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = nil, renderMetrics: @escaping () -> String = { "" },
-        page: @escaping (String) -> (contentType: String, body: [UInt8])? = { _ in nil }
+        page: @escaping (String) -> (contentType: String, body: [UInt8])? = PreviewAssets.page(for:)
     ) {
         let metrics = GatewayMetrics()
         self.config = config
