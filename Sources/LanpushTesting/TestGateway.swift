@@ -193,6 +193,21 @@ public final class TestGateway {
         return s
     }
 
+    /// The same client back after a disconnect: a new session of `previous`'s device that holds what `previous`
+    /// applied (its activities and notifications) and resumes from its epoch and newest seq.
+    public func reconnect(_ previous: TestSession) -> TestSession {
+        previous.read()
+        guard let device = previous.deviceId, let epoch = previous.epoch else {
+            preconditionFailure("reconnect needs a device session that got auth_ok")
+        }
+        previous.close()
+        let s = open()
+        s.adopt(previous)
+        s.send(["type": "auth", "token": .string(Self.token(for: device))])
+        s.send(["type": "subscribe", "epoch": .string(epoch), "seq": .number(Double(previous.seq))])
+        return s
+    }
+
     /// An observer session (admin token), of one device or all.
     public func observe(_ device: String? = nil, token: String = TestGateway.adminToken) -> TestSession {
         let s = open()

@@ -142,12 +142,12 @@ import Testing
         s.ack()
         let (epoch, seq) = (try #require(s.epoch), s.seq)
         s.close()
-        // Missed while away: two updates of ev, a second activity, a notification.
+        // Missed while away: two updates of ev, a second activity, a notification, a dropped field.
         gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "30%", ["progress": 30, "progress_max": 100]))
         gw.push(Payload.liveUpdate(["phone"], tag: "dryer", title: "Dryer", message: "Drying"))
         gw.push(Payload.push(["phone"], message: "Door"))
         gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "40%", ["progress": 40]))
-        let r = gw.connect("phone", resume: (epoch, seq))
+        let r = gw.reconnect(s)
         #expect(r.frames("replay") == [["type": "replay", "from": .number(Double(seq)), "epoch": .string(epoch)]])
         // One merged update of ev (its newest change), the dryer's start, the notification; then synced.
         #expect(r.types == ["auth_required", "auth_ok", "replay", "start", "notification", "update", "synced"])
@@ -156,14 +156,24 @@ import Testing
         #expect(update["seq"] == 6)
         #expect(r.frames("synced").first?["seq"] == 6)
         #expect(r.frames("start").first?["state"] == ["message": "Drying"])
+        // What it held plus the replay is exactly what a client starting afresh gets from a snapshot.
+        r.read()
+        let fresh = gw.connect("phone")
+        fresh.read()
+        #expect(r.activities == fresh.activities && r.state("ev") == ["message": "40%", "progress": 40])
+        #expect(r.notifications.map { $0["message"] } == ["Door"] && fresh.notifications.map { $0["message"] } == ["Door"])
     }
 
     @Test func aResumeFromAnotherEpochGetsASnapshot() throws {
         let gw = try TestGateway()
         gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "Charging"))
+        gw.push(Payload.liveUpdate(["phone"], tag: "dryer", message: "Drying"))
         let r = gw.connect("phone", resume: ("another-epoch", 1))
         #expect(r.types == ["auth_required", "auth_ok", "snapshot", "synced"])
         r.read()
-        #expect(r.state("ev") == ["message": "Charging"])
+        #expect(r.state("ev") == ["message": "Charging"] && r.state("dryer") == ["message": "Drying"])
+        // So does a resume from a seq the history cannot serve (ahead of the device).
+        let ahead = gw.connect("phone", resume: (try #require(r.epoch), 99))
+        #expect(ahead.types == ["auth_required", "auth_ok", "snapshot", "synced"])
     }
 }
