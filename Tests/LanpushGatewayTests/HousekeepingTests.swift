@@ -27,6 +27,13 @@ import Testing
         #expect(update["phase"] == "active" && update["stale_date"] == nil)
         let listed = gw.request(.get, "/v1/activities/oven").json["activities"]?.arrayValue?.first
         #expect(listed?["phase"] == "active" && listed?["stale_date"] == nil)
+        s.read()
+        #expect(s.phase("oven") == "active" && s.activities["oven"]?["stale_date"] == nil)
+        // `null` says the same, and a stale date already past makes the update stale at once.
+        gw.push(Payload.liveUpdate(["phone"], tag: "oven", message: "Baking", ["stale_date": nil]))
+        #expect(s.frames("update").last?["phase"] == "active")
+        gw.push(Payload.liveUpdate(["phone"], tag: "oven", message: "Baking", ["stale_date": .number(gw.clock.now - 1)]))
+        #expect(s.frames("update").last?["phase"] == "stale")
         gw.advance(by: 60)
         #expect(s.frames("lifecycle").count == 1)
     }

@@ -72,6 +72,34 @@ import Testing
         #expect(gw.device("phone")?["seq"] == 1)
     }
 
+    @Test(arguments: [
+        (#"{"data":{"tag":"bad tag!","live_update":true}}"#, "data.tag", "pattern"),
+        (#"{"data":{"live_update":true}}"#, "data.tag", "required"),
+        (#"{"data":{"tag":"a","live_update":true,"progress":-1}}"#, "data.progress", "non_negative"),
+        (#"{"data":{"tag":"a","live_update":true,"progress_max":0}}"#, "data.progress_max", "positive"),
+        (##"{"data":{"tag":"a","live_update":true,"notification_icon_color":"#12"}}"##, "data.notification_icon_color", "color"),
+        (#"{"data":{"tag":"a","live_update":true,"stale_date":1e300}}"#, "data.stale_date", "range"),
+        (#"{"data":[]}"#, "data", "type"),
+        (#"{"data":[1,2],"message":"m"}"#, "data", "type"),
+        (#"{"registration_info":{"app_id":5}}"#, "registration_info.app_id", "type"),
+        (#"{"data":{"lanpush":{"path":"cloud"}}}"#, "data.lanpush.path", "enum"),
+    ])
+    func anInvalidPayloadIs400NamingFieldAndRule(fields: String, field: String, rule: String) throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok")
+        // The same fields on both doors: HA's relay body, and /v1/push.
+        var body = Array(#"{"push_token":"tok","#.utf8)
+        body += Array(fields.utf8.dropFirst())
+        let relay = gw.request(.post, "/api/sendPushNotification", raw: body, token: nil, headers: ["Content-Type": "application/json"])
+        #expect(relay.status == 400 && relay.json["field"] == .string(field) && relay.json["rule"] == .string(rule), "\(relay.text)")
+        if !field.hasPrefix("registration_info") {
+            let push = gw.request(.post, "/v1/push", raw: Array(fields.utf8), headers: ["Content-Type": "application/json"])
+            #expect(push.status == 400 && push.json["field"] == .string(field) && push.json["rule"] == .string(rule), "\(push.text)")
+        }
+        #expect(s.events.isEmpty && gw.relayRequests.isEmpty && gw.device("phone")?["seq"] == 0)
+    }
+
     @Test func aLiveUpdateWithoutTitleIsAcceptedWithAWarning() throws {
         let gw = try TestGateway()
         gw.connect("phone").register("tok-phone")

@@ -81,6 +81,22 @@ import Testing
         #expect(gw.relayRequests.count == 1, "what the LAN carries never goes to the relay too")
     }
 
+    @Test func startsBeyondTheHourlyBudgetWaitAndAreNotDropped() throws {
+        var config = TestGateway.defaultConfig()
+        config.relay.startsPerHour = 2
+        let gw = try TestGateway(config: config)
+        gw.goneDevice()
+        for tag in ["a", "b", "c"] { gw.push(Payload.liveUpdate(["phone"], tag: tag, message: "go")) }
+        #expect(gw.relayRequests.map(\.tag) == ["a", "b"])
+        #expect(gw.device("phone")?["relay"]?["queued"] == 1)
+        // Ends are never held by the budget.
+        gw.push(Payload.push(["phone"], message: "clear_notification", data: ["tag": "a"]))
+        #expect(gw.relayRequests.map(\.kind) == [.start, .start, .end])
+        gw.advance(by: 3600, tick: 30)
+        #expect(gw.relayRequests.map(\.tag) == ["a", "b", "a", "c"])
+        #expect(gw.device("phone")?["relay"]?["queued"] == 0)
+    }
+
     @Test func a403MarksTheTokenInvalidUntilTheClientRegistersAgain() throws {
         let gw = try TestGateway()
         gw.relayAnswer = { _ in (403, ["errorMessage": "invalid token"]) }

@@ -158,6 +158,23 @@ import Testing
         #expect(r.json["field"]?.stringValue?.hasPrefix("data.lanpush") == true, "\(r.json)")
     }
 
+    /// A plain notification's tag is opaque: whatever HA sent, delivered and cleared as sent.
+    @Test(arguments: [
+        ("camera.front_door" as JSONValue, "camera.front_door"), ("front door", "front door"), ("alarm:zone:1", "alarm:zone:1"),
+        (.string(String(repeating: "x", count: 200)), String(repeating: "x", count: 200)), (42, "42"),
+    ])
+    func aPlainNotificationsTagIsTakenAsSent(tag: JSONValue, text: String) throws {
+        let gw = try Self.gateway()
+        let tablet = gw.connect("tablet")
+        #expect(gw.push(Payload.push(["tablet"], message: "Motion", data: ["tag": tag])).status == 202)
+        #expect(gw.push(Payload.push(["tablet"], message: "clear_notification", data: ["tag": tag])).status == 202)
+        #expect(tablet.frames("notification").first?["data"]?["tag"] == tag)
+        #expect(tablet.frames("clear").first?["tag"] == .string(text))
+        _ = Self.lanPhone(gw)
+        #expect(gw.relayBody("tok-phone", message: "Motion", data: ["tag": tag]).status == 202)
+        #expect(gw.relayRequests.first?.body["data"]?["tag"] == tag)
+    }
+
     // MARK: clear_notification
 
     @Test func aClearOfAnOpaqueTagFollowsTheNotificationItClears() throws {

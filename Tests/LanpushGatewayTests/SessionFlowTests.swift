@@ -119,6 +119,38 @@ import Testing
         #expect(s.activities.count == 6)
     }
 
+    /// The notification queue is bounded in bytes: past it the oldest undelivered one is dropped and the session is
+    /// told in-band, never closed; the sender still gets its 2xx.
+    @Test func anOverflowIsReportedInBandAndNeverClosesTheSession() throws {
+        var config = Self.config(window: 2, ackTimeout: 1000)
+        config.limits.notificationQueueBytes = 4096
+        let gw = try TestGateway(config: config)
+        let slow = gw.connect("tablet")
+        for i in 0..<40 {
+            #expect(gw.push(Payload.push(["tablet"], message: "n\(i) " + String(repeating: "x", count: 300))).status == 202)
+        }
+        let dropped = try #require(slow.frames("notifications_dropped").first)
+        let count = try #require(dropped["count"]?.numberValue)
+        #expect(count > 0 && dropped["through"]?.numberValue ?? 0 > 2)
+        #expect(slow.closeCode == nil && slow.events.count == 2)
+        // Acking on, it gets what the queue still holds: the newest notifications, never more than the bound.
+        while true {
+            let before = slow.events.count
+            slow.ack()
+            if slow.events.count == before { break }
+        }
+        // Every notification either arrived or was counted in a report, each once.
+        let got = slow.frames("notification").compactMap { $0["message"]?.stringValue?.split(separator: " ").first }
+        let reported = slow.frames("notifications_dropped").compactMap { $0["count"]?.numberValue }.reduce(0, +)
+        #expect(got.first == "n0" && got.last == "n39" && got.count + Int(reported) == 40 && Set(got).count == got.count)
+        #expect(slow.closeCode == nil)
+        // A session starting afresh is not told about what was dropped before it came.
+        slow.close()
+        let fresh = gw.connect("tablet")
+        gw.push(Payload.push(["tablet"], message: "after"))
+        #expect(fresh.frames("notifications_dropped").isEmpty && fresh.frames("notification").last?["message"] == "after")
+    }
+
     @Test(arguments: ["1e20", "18446744073709551616", "1e300", "-1", "1.5", "\"7\"", "null"])
     func aHostileSeqIsAnErrorAndEverySessionSurvives(seq: String) throws {
         let gw = try TestGateway()
