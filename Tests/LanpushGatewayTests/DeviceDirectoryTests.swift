@@ -23,6 +23,18 @@ import Testing
         #expect(gw.device("phone")?["activities"] == 0 && gw.relayRequests.isEmpty)
     }
 
+    /// Relay credentials are a registered push_token with its push_url, or the configured upstream: a device that
+    /// registered no push_url is on the relay path too, and `GET /v1/devices` must say so.
+    @Test func aRegistrationWithoutPushURLIsARelayPathThroughTheUpstream() throws {
+        let gw = try TestGateway()
+        gw.goneDevice(pushURL: nil)
+        #expect(gw.device("phone")?["path"] == "relay")
+        #expect(gw.device("phone")?["registration"] == ["push_token": "tok-phone"])
+        gw.push(Payload.liveUpdate(["phone"], tag: "oven", message: "Baking"))
+        #expect(gw.relayRequests.first?.url == "http://relay.invalid/api/sendPushNotification")
+        #expect(gw.device("tablet")?["path"] == "none")
+    }
+
     @Test func aNewTokenOfTheSameDeviceRetiresItsOldOne() throws {
         let gw = try TestGateway()
         let s = gw.connect("phone")

@@ -43,7 +43,7 @@ final class DeviceRecord {
     func json(now: Double) -> JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(id), "name": .string(name), "sessions": .number(Double(sessions.count)),
-            "connected": .bool(isConnected), "path": .string(isConnected ? "lan" : (registration?.pushURL != nil ? "relay" : "none")),
+            "connected": .bool(isConnected), "path": .string(isConnected ? "lan" : "none"),  // the relay's part: DeviceReport
             "epoch": .string(ledger.epoch), "seq": .number(Double(ledger.seq)),
             "activities": .number(Double(ledger.visibleActivities.count)),
             "queued_notifications": .number(Double(ledger.notifications.count)),
