@@ -118,7 +118,7 @@ import Testing
         var config = TestGateway.defaultConfig(devices: ["phone", "tablet", "watch"])
         config.devices[2].notifications = .relay
         let gw = try TestGateway(config: config)
-        gw.connect("phone")
+        _ = gw.connect("phone")
         gw.goneDevice("tablet", pushToken: "tok-tablet")
         let r = gw.push(Payload.push(["phone", "tablet", "watch", "ghost"], title: "Door", message: "Front door"))
         #expect(r.status == 202)
