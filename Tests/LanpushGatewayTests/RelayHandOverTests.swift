@@ -63,6 +63,52 @@ import Testing
         #expect(gw.relayRequests.last?.body["data"]?["tag"] == "washer")
     }
 
+    /// A phone whose socket froze (it left the Wi-Fi) when HA cleared an activity: the LAN session never acknowledged
+    /// the end, and after the ack timeout the relay must still carry it — the dismissed activity may not be forgotten
+    /// before the phone has had its end one way or the other.
+    @Test func aClearTheLANNeverAcknowledgedStillReachesTheRelay() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        s.ack()
+        gw.relayBody("tok-phone", message: "clear_notification", data: ["tag": "washer"])
+        #expect(s.frames("end").count == 1 && gw.relayRequests.isEmpty)
+        gw.advance(by: 10.25)
+        #expect(s.closeCode == 4002)
+        gw.completeCloses()
+        #expect(gw.relayed("washer").map(\.kind) == [.end])
+        #expect(gw.relayed("washer").first?.body["message"] == "clear_notification")
+        // Once the relay carried it, it is forgotten like any dismissed activity.
+        gw.advance(by: 0.25)
+        #expect(gw.core.directory["phone"]?.ledger.activities.isEmpty == true)
+        #expect(gw.request(.get, "/v1/activities/washer").status == 404)
+    }
+
+    @Test func aClearTheLANAcknowledgedIsForgottenAndNeverRelayed() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        gw.relayBody("tok-phone", message: "clear_notification", data: ["tag": "washer"])
+        gw.advance(by: 0.25)
+        #expect(gw.core.directory["phone"]?.ledger.activities["washer"]?.phase == .dismissed, "kept until acknowledged")
+        s.ack()
+        gw.advance(by: 0.25)
+        #expect(gw.core.directory["phone"]?.ledger.activities.isEmpty == true)
+        s.close()
+        #expect(gw.relayRequests.isEmpty)
+    }
+
+    @Test func aDismissedActivityOfADeviceWithoutRelayIsForgottenAtOnce() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("tablet")
+        gw.push(Payload.liveUpdate(["tablet"], tag: "oven", message: "Baking"))
+        gw.push(Payload.push(["tablet"], message: "clear_notification", data: ["tag": "oven"]))
+        gw.advance(by: 0.25)
+        #expect(s.events.count == 3 && gw.core.directory["tablet"]?.ledger.activities.isEmpty == true)
+    }
+
     @Test func aDeviceComingBackCancelsWhatWaitsAndTakesTheCurrentState() throws {
         let gw = try TestGateway()
         gw.goneDevice()

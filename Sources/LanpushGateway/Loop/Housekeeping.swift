@@ -36,7 +36,9 @@ struct Housekeeping {
             sessions.fanOut(changes, device: device)
             relay.ended(changes, of: device, relayIfGone: false)
             // Dismissed activities leave the ledger and the store (sessions that still show one were just sent the
-            // dismissal; a missing activity reads as dismissed to every coalescer).
+            // dismissal; a missing activity reads as dismissed to every coalescer) — but not while the device's LAN
+            // sessions have yet to acknowledge an end: if they go away first, the drain still owes it to the relay.
+            guard !device.ledger.activities.values.contains(where: { relay.owesEnd(of: $0, on: device) }) else { continue }
             let removed = device.ledger.pruneDismissed()
             journal.recordRemovedActivities(of: device, tags: removed)
             for tag in removed {

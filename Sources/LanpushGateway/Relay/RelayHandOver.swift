@@ -169,6 +169,14 @@ final class RelayHandOver {
         pump()
     }
 
+    /// A dismissed activity whose end the device's LAN sessions have not acknowledged (nor the relay carried): should
+    /// they go away without it, `deviceGone` sends it to the relay — so it must stay until then. Bounded by the ack
+    /// timeout: a session that never acknowledges it is closed, and the drain takes it.
+    func owesEnd(of activity: Activity, on device: DeviceRecord) -> Bool {
+        activity.phase == .dismissed && device.isConnected && device.relayBodies[activity.tag] != nil && isReachable(device)
+            && activity.lastSeq > max(device.deliveredSeq, device.relayedSeq[activity.tag] ?? 0)
+    }
+
     /// HA's `clear_notification` of `tag`, addressed as `body` was.
     static func clearBody(of body: JSONValue, tag: String) -> JSONValue {
         guard case .object(let o) = body else { return body }
