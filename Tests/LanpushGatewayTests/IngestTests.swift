@@ -41,6 +41,7 @@ import Testing
         #expect(gw.core.ingest.submit(request) == .routed([(target: "phone", routed: Ingest.Routed(lan: .delivered, relay: false))]))
         gw.turn()
         #expect(s.frames("start").first?["attributes"]?["webhook_id"] == "hook-ha")
+        s.ack()
         gw.advance(by: 10)
         let fallback = gw.relayBody("ha-token-phone", title: "Washer", message: "Washing", data: Payload.live("washer"),
                                     extra: ["hass_confirm_id": "ha-1"])
