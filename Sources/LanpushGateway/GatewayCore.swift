@@ -39,11 +39,12 @@ package final class GatewayCore {
     /// call from another thread (a completion that skipped the inbox) traps in a test instead of corrupting state.
     package var loopThread: LoopThread?
 
-    /// `persist` hands ops to the store (the completion runs on the loop thread); `nil`: in memory only.
+    /// `persist` hands ops to the store (the completion runs on the loop thread); `nil`: in memory only. `page`: the
+    /// preview's files by path.
     package init(
         config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, stored: StoredState? = nil,
         persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = nil, renderMetrics: @escaping () -> String = { "" },
-        page: @escaping (String) -> (contentType: String, body: [UInt8])? = { _ in nil }
+        page: @escaping (String) -> (contentType: String, body: [UInt8])? = PreviewAssets.page(for:)
     ) {
         let metrics = GatewayMetrics()
         self.config = config
@@ -66,7 +67,7 @@ package final class GatewayCore {
         self.report = report
         let ingest = Ingest(directory: directory, sessions: sessions, relay: relay, journal: journal, metrics: metrics, logger: logger)
         self.ingest = ingest
-        activityCommands = ActivityCommands(directory: directory, sessions: sessions, journal: journal, clock: clock)
+        activityCommands = ActivityCommands(directory: directory, sessions: sessions, journal: journal, relay: relay, clock: clock)
         let throttle = AuthThrottle(
             limit: config.limits.authFailures, window: config.limits.authWindow, globalLimit: config.limits.pairingFailures,
             metrics: metrics, logger: logger)

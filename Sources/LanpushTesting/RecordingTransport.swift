@@ -9,7 +9,10 @@ public final class RecordingTransport: SessionTransport {
     /// The close the gateway asked for, if any.
     public private(set) var closed: (code: UInt16, reason: String)?
     /// While true the socket takes nothing (a slow reader): `send` refuses and frames wait in the gateway.
+    /// `TestSession.drain()` empties it again.
     public var choked = false
+    /// The socket takes this many more frames, then is choked (a kernel buffer that fills mid-flush).
+    public var chokeAfter: Int?
     /// The gateway asked to write since the last flush.
     public private(set) var wantsWrite = false
     public let peer: String
@@ -22,6 +25,10 @@ public final class RecordingTransport: SessionTransport {
 
     public func send(_ bytes: [UInt8]) -> Bool {
         guard !choked, closed == nil else { return false }
+        if let left = chokeAfter {
+            chokeAfter = left - 1
+            if left <= 1 { choked = true }
+        }
         sent.append((try? JSONValue.parse(bytes)) ?? .string(String(decoding: bytes, as: UTF8.self)))
         return true
     }
@@ -32,8 +39,10 @@ public final class RecordingTransport: SessionTransport {
         if closed == nil { closed = (code, reason) }
     }
 
-    /// Takes the write request (the loop's after-turn flush does the same).
+    /// Takes the write request (the loop's after-turn flush does the same). A choked socket keeps its request:
+    /// lws calls back only once it can write again.
     func takeWriteRequest() -> Bool {
+        guard !choked else { return false }
         defer { wantsWrite = false }
         return wantsWrite
     }

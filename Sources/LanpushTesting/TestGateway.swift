@@ -18,6 +18,8 @@ public final class TestGateway {
     private var store: StateStore?
     private var sessions: [UInt64: RecordingTransport] = [:]
     private var nextSession: UInt64 = 0
+    /// Every batch of ops the gateway handed to the store (`store: true`), in commit order.
+    public private(set) var commits: [[StoreOp]] = []
     /// Every relay request, in the order it left.
     public private(set) var relayRequests: [RelayItem] = []
     /// The relay's answer to a request: status (nil: no answer) and body. Default: 201 with `rateLimits`.
@@ -85,7 +87,8 @@ public final class TestGateway {
             try store.write([.meta(key: "running", value: "1")])
             self.store = store
             // Synchronous: the test sees exactly what a commit wrote, in the order the gateway submitted it.
-            persist = { ops, then in
+            persist = { [unowned self] ops, then in
+                self.commits.append(ops)
                 do {
                     try store.write(ops)
                     then?(true)
@@ -120,6 +123,12 @@ public final class TestGateway {
         try openCore()
     }
 
+    /// What the store holds now (`store: true`), as the next start would load it.
+    public func storedState() throws -> StoredState {
+        guard let store else { preconditionFailure("storedState needs store: true") }
+        return try store.load()
+    }
+
     /// Answers the held relay requests (with `relayAnswer`).
     public func answerRelay() {
         let held = heldAnswers
@@ -139,18 +148,19 @@ public final class TestGateway {
         var again = true
         while again {
             again = false
-            for (id, transport) in sessions.sorted(by: { $0.key < $1.key }) where transport.takeWriteRequest() && !transport.choked {
+            for (id, transport) in sessions.sorted(by: { $0.key < $1.key }) where transport.takeWriteRequest() {
                 core.writable(session: id)
                 again = true
             }
         }
     }
 
-    /// Lets `seconds` pass, one 250 ms tick at a time (timeouts, stale dates, dismissals, relay pacing).
-    public func advance(by seconds: Double) {
+    /// Lets `seconds` pass, one tick at a time (timeouts, stale dates, dismissals, relay pacing). `tick` is the
+    /// loop's 250 ms unless a test lets hours pass and needs no finer steps.
+    public func advance(by seconds: Double, tick: Double = 0.25) {
         var left = seconds
         while left > 0 {
-            let step = min(0.25, left)
+            let step = min(tick, left)
             clock.advance(by: step)
             left -= step
             core.tick()
@@ -180,6 +190,21 @@ public final class TestGateway {
             subscribe["seq"] = .number(Double(resume.seq))
         }
         s.send(.object(subscribe))
+        return s
+    }
+
+    /// The same client back after a disconnect: a new session of `previous`'s device that holds what `previous`
+    /// applied (its activities and notifications) and resumes from its epoch and newest seq.
+    public func reconnect(_ previous: TestSession) -> TestSession {
+        previous.read()
+        guard let device = previous.deviceId, let epoch = previous.epoch else {
+            preconditionFailure("reconnect needs a device session that got auth_ok")
+        }
+        previous.close()
+        let s = open()
+        s.adopt(previous)
+        s.send(["type": "auth", "token": .string(Self.token(for: device))])
+        s.send(["type": "subscribe", "epoch": .string(epoch), "seq": .number(Double(previous.seq))])
         return s
     }
 

@@ -13,6 +13,8 @@ public final class TestSession {
     public private(set) var dismissed: [String: [String: JSONValue]] = [:]
     public private(set) var notifications: [JSONValue] = []
     public private(set) var epoch: String?
+    /// The device its `auth_ok` named.
+    public private(set) var deviceId: String?
     /// The newest seq of an event it was sent (what it acks).
     public private(set) var seq: UInt64 = 0
 
@@ -37,6 +39,14 @@ public final class TestSession {
         gateway.receive(sessionId: id, Array(text.utf8))
     }
 
+    /// Takes over what another session of the same client held (a reconnect); its own frames apply on top.
+    func adopt(_ other: TestSession) {
+        activities = other.activities
+        dismissed = other.dismissed
+        notifications = other.notifications
+        seq = other.seq
+    }
+
     /// Applies the frames not yet applied; returns them.
     @discardableResult
     public func read() -> [JSONValue] {
@@ -50,6 +60,14 @@ public final class TestSession {
     public func ack() {
         read()
         send(["type": "ack", "seq": .number(Double(seq))])
+    }
+
+    /// The socket takes data again (after `transport.choked` or `chokeAfter`): the gateway writes only if it asked
+    /// to, as lws calls back only on a pending write request.
+    public func drain() {
+        transport.choked = false
+        transport.chokeAfter = nil
+        gateway.turn()
     }
 
     /// The client goes away.
@@ -66,6 +84,7 @@ public final class TestSession {
         switch type {
         case "auth_ok":
             epoch = o["epoch"]?.stringValue
+            deviceId = o["device_id"]?.stringValue
         case "snapshot":
             epoch = o["epoch"]?.stringValue
             activities = [:]
@@ -74,7 +93,8 @@ public final class TestSession {
             }
         case "start":
             guard let tag = o["tag"]?.stringValue else { return }
-            var entry = o
+            // Kept as a snapshot entry has it, so a picture built from events compares with one from a snapshot.
+            var entry = o.filter { ["tag", "attributes", "state", "stale_date", "relevance_score", "dismissal_date"].contains($0.key) }
             entry["phase"] = o["phase"] ?? "active"
             activities[tag] = entry
         case "update", "end":
@@ -82,7 +102,9 @@ public final class TestSession {
             let state = entry["state"]?.objectValue ?? [:]
             entry["state"] = .object(MergePatch.apply(o["patch"]?.objectValue ?? [:], to: state))
             entry["phase"] = type == "end" ? "ended" : (o["phase"] ?? "active")
-            for key in ["stale_date", "relevance_score", "dismissal_date"] where o[key] != nil { entry[key] = o[key] }
+            // Every update and end carries the activity's stale date and relevance (absent: none); an end its dismissal.
+            for key in ["stale_date", "relevance_score"] { entry[key] = o[key] }
+            if let date = o["dismissal_date"] { entry["dismissal_date"] = date }
             if o["phase"] == "dismissed" {
                 activities.removeValue(forKey: tag)
                 dismissed[tag] = entry

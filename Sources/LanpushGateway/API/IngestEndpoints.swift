@@ -46,7 +46,7 @@ final class IngestEndpoints {
             // HA re-posts after a local-push confirm timeout: accepted already, not applied twice.
             return accepted(token, status: 201, now: now, count: false, warnings: [])
         case .proxied:
-            return accepted(token, status: 202, now: now, warnings: request.accepted.warnings)
+            return accepted(token, status: 202, now: now, relayed: true, warnings: request.accepted.warnings)
         case .routed(let results):
             let routed = results.first?.routed
             if routed?.refused ?? true {
@@ -54,12 +54,17 @@ final class IngestEndpoints {
                 counters.record(token, success: false, now: now)
                 return .error(422, Self.noRelay(request.command, device: results.first?.target ?? "", field: "push_token"))
             }
-            return accepted(token, status: routed?.lan == .delivered ? 201 : 202, now: now, warnings: request.accepted.warnings)
+            return accepted(
+                token, status: routed?.lan == .delivered ? 201 : 202, now: now, relayed: routed?.relay ?? false,
+                warnings: request.accepted.warnings)
         }
     }
 
-    private func accepted(_ token: String, status: Int, now: Double, count: Bool = true, warnings: [FieldWarning]) -> APIResponse {
-        if count { counters.record(token, success: true, now: now) }
+    /// `relayed`: it went to the relay path, so `remaining` counts it until the relay itself says how many are left.
+    private func accepted(
+        _ token: String, status: Int, now: Double, count: Bool = true, relayed: Bool = false, warnings: [FieldWarning]
+    ) -> APIResponse {
+        if count { counters.record(token, success: true, relayed: relayed, now: now) }
         var body: [String: JSONValue] = [
             "messageId": .string(UUID().uuidString.lowercased()), "target": .string(token),
             "rateLimits": counters.json(for: token, remaining: relay.remainingByToken[token], now: now),

@@ -36,6 +36,9 @@ final class DeviceRecord {
     /// The latest relay body per activity tag, and per queued notification seq (Hub+Relay).
     var relayBodies: [String: JSONValue] = [:]
     var relayNotificationBodies: [UInt64: JSONValue] = [:]
+    /// Per activity tag, the newest seq the relay answered 2xx for: what the phone has through the relay path, so a
+    /// drain never sends it again (a client that visits the LAN and acks nothing does not ack it either).
+    var relayedSeq: [String: UInt64] = [:]
     /// HA-native mode: its mobile_app registration and local push channel; `nil` when the mode is off.
     var homeAssistant: HomeAssistantDevice?
 
@@ -52,7 +55,7 @@ final class DeviceRecord {
     func json(now: Double) -> JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(id), "name": .string(name), "sessions": .number(Double(sessions.count)),
-            "connected": .bool(isConnected), "path": .string(isConnected ? "lan" : (registration?.pushURL != nil ? "relay" : "none")),
+            "connected": .bool(isConnected), "path": .string(isConnected ? "lan" : "none"),  // the relay's part: DeviceReport
             "epoch": .string(ledger.epoch), "seq": .number(Double(ledger.seq)),
             "activities": .number(Double(ledger.visibleActivities.count)),
             "queued_notifications": .number(Double(ledger.notifications.count)),

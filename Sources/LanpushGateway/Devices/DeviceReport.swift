@@ -9,10 +9,10 @@ struct DeviceReport {
 
     func json(_ device: DeviceRecord) -> JSONValue {
         guard case .object(var o) = device.json(now: clock()) else { return device.json(now: clock()) }
-        if let status = relay.status(of: device.id) {
-            o["relay"] = status
-            if status["token_invalid"] == true { o["path"] = "none" }
-        }
+        // Gone, it is on the relay path when it has relay credentials (its push_url, or the upstream) the relay has
+        // not refused (403).
+        if !device.isConnected { o["path"] = relay.isReachable(device) ? "relay" : "none" }
+        if let status = relay.status(of: device.id) { o["relay"] = status }
         return .object(o)
     }
 

@@ -5,6 +5,7 @@ struct ActivityCommands {
     let directory: DeviceDirectory
     let sessions: SessionRegistry
     let journal: Journal
+    let relay: RelayHandOver
     let clock: () -> Double
 
     enum Failure: Error, Equatable {
@@ -43,6 +44,7 @@ struct ActivityCommands {
             for change in changes { ended.append((device.id, change.tag ?? "")) }
             journal.record(changes, of: device)
             sessions.fanOut(changes, device: device)
+            relay.ended(changes, of: device, relayIfGone: true)
         }
         if let tag, ended.isEmpty { return .failure(.noActivity(tag)) }
         return .success(ended)

@@ -55,7 +55,8 @@ final class Ingest {
     private let journal: Journal
     private let metrics: GatewayMetrics
     private let logger: Logger
-    private var recentConfirmIds: [String: Double] = [:]
+    /// Confirm ids accepted within the window, with when (the tick forgets older ones).
+    private(set) var recentConfirmIds: [String: Double] = [:]
 
     init(
         directory: DeviceDirectory, sessions: SessionRegistry, relay: RelayHandOver, journal: Journal,

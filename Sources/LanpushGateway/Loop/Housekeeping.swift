@@ -34,11 +34,17 @@ struct Housekeeping {
             let changes = device.ledger.advance(to: now)
             journal.record(changes, of: device)
             sessions.fanOut(changes, device: device)
+            relay.ended(changes, of: device, relayIfGone: false)
             // Dismissed activities leave the ledger and the store (sessions that still show one were just sent the
-            // dismissal; a missing activity reads as dismissed to every coalescer).
+            // dismissal; a missing activity reads as dismissed to every coalescer) — but not while the device's LAN
+            // sessions have yet to acknowledge an end: if they go away first, the drain still owes it to the relay.
+            guard !device.ledger.activities.values.contains(where: { relay.owesEnd(of: $0, on: device) }) else { continue }
             let removed = device.ledger.pruneDismissed()
             journal.recordRemovedActivities(of: device, tags: removed)
-            for tag in removed { device.relayBodies.removeValue(forKey: tag) }
+            for tag in removed {
+                device.relayBodies.removeValue(forKey: tag)
+                device.relayedSeq.removeValue(forKey: tag)
+            }
         }
         relay.pump()
         ingest.expire(now: now)

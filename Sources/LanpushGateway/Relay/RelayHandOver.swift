@@ -134,21 +134,55 @@ final class RelayHandOver {
     /// The device's last session just went away: everything it had not acknowledged goes to the relay.
     func deviceGone(_ device: DeviceRecord) {
         guard let url = url(for: device) else { return }
-        let delivered = device.deliveredSeq
-        for activity in device.ledger.activities.values.sorted(by: { $0.lastSeq < $1.lastSeq })
-        where activity.lastSeq > delivered {
-            guard let body = device.relayBodies[activity.tag] else { continue }
+        for activity in device.ledger.activities.values.sorted(by: { $0.lastSeq < $1.lastSeq }) {
+            // What the phone has: what a LAN session acknowledged, or what the relay already delivered of the tag.
+            let has = max(device.deliveredSeq, device.relayedSeq[activity.tag] ?? 0)
+            guard activity.lastSeq > has, let body = device.relayBodies[activity.tag] else { continue }
             let kind: RelayItem.Kind =
-                activity.generation > delivered ? .start : (activity.phase == .ended || activity.phase == .dismissed ? .end : .update)
+                activity.generation > has ? .start : (activity.phase == .ended || activity.phase == .dismissed ? .end : .update)
             if kind == .start, !activity.phase.isLive { continue }  // started and ended unseen: nothing to show
             let json = kind == .start ? withPushToStartToken(body, device: device) : body
             submit(RelayItem(device: device.id, tag: activity.tag, kind: kind, url: url, body: json, seq: activity.lastSeq))
         }
-        for queued in device.ledger.notifications where queued.seq > delivered {
+        for queued in device.ledger.notifications where queued.seq > device.deliveredSeq {
             guard let body = device.relayNotificationBodies[queued.seq] else { continue }
             submit(RelayItem(device: device.id, tag: nil, kind: .notification, url: url, body: body, seq: queued.seq))
         }
         pump()
+    }
+
+    /// Ends the gateway makes itself (the API's `DELETE`, Apple's 8 h ceiling) come with no HA body: from now on the
+    /// tag's relay body is the `clear_notification` HA would send for it, so a drain ends the activity on the phone
+    /// instead of repeating its content. `relayIfGone`: a gone device gets the end now (else its phone shows the
+    /// activity until its own 8 h); an activity the relay already ends is not ended twice.
+    func ended(_ changes: [Change], of device: DeviceRecord, relayIfGone: Bool) {
+        var ends = [(tag: String, seq: UInt64)]()
+        for change in changes where change.kind == .end {
+            guard let tag = change.tag, let body = device.relayBodies[tag] else { continue }
+            if body["message"]?.stringValue != PayloadInterpreter.clearCommand { ends.append((tag, change.seq)) }
+            device.relayBodies[tag] = Self.clearBody(of: body, tag: tag)
+        }
+        guard relayIfGone, !ends.isEmpty, !device.isConnected, isReachable(device), let url = url(for: device) else { return }
+        for end in ends {
+            submit(RelayItem(device: device.id, tag: end.tag, kind: .end, url: url, body: device.relayBodies[end.tag]!, seq: end.seq))
+        }
+        pump()
+    }
+
+    /// A dismissed activity whose end the device's LAN sessions have not acknowledged (nor the relay carried): should
+    /// they go away without it, `deviceGone` sends it to the relay — so it must stay until then. Bounded by the ack
+    /// timeout: a session that never acknowledges it is closed, and the drain takes it.
+    func owesEnd(of activity: Activity, on device: DeviceRecord) -> Bool {
+        activity.phase == .dismissed && device.isConnected && device.relayBodies[activity.tag] != nil && isReachable(device)
+            && activity.lastSeq > max(device.deliveredSeq, device.relayedSeq[activity.tag] ?? 0)
+    }
+
+    /// HA's `clear_notification` of `tag`, addressed as `body` was.
+    static func clearBody(of body: JSONValue, tag: String) -> JSONValue {
+        guard case .object(let o) = body else { return body }
+        var clear: [String: JSONValue] = ["message": .string(PayloadInterpreter.clearCommand), "data": ["tag": .string(tag)]]
+        for key in ["push_token", "registration_info", "live_activity_token"] where o[key] != nil { clear[key] = o[key] }
+        return .object(clear)
     }
 
     /// A session of the device authenticated: it takes its slots back.
@@ -186,6 +220,7 @@ final class RelayHandOver {
     private func answered(_ item: RelayItem, _ response: RelayResponse) {
         let now = clock()
         let completion = pacer.complete(item, outcome: response.outcome, now: now)
+        if case .success = response.outcome, let device = directory[item.device] { delivered(item, to: device) }
         metrics.relayAnswer(response.status)
         if let remaining = response.rateLimits.remaining, let token = token(of: item) {
             remainingByToken[token] = remaining
@@ -203,6 +238,16 @@ final class RelayHandOver {
         }
         metrics.relayInvalidTokens.record(pacer.invalidTokenDevices.count)
         pump()
+    }
+
+    /// The relay carried `item` to the phone: a later drain must not send it again.
+    private func delivered(_ item: RelayItem, to device: DeviceRecord) {
+        if item.isSlotItem, let tag = item.tag {
+            device.relayedSeq[tag] = max(device.relayedSeq[tag] ?? 0, item.seq)
+        } else if device.relayNotificationBodies[item.seq] == item.body {
+            // (A command relayed now carries the ledger's seq too; only the queued notification's own body matches.)
+            device.relayNotificationBodies.removeValue(forKey: item.seq)
+        }
     }
 
     private func token(of item: RelayItem) -> String? {

@@ -7,7 +7,12 @@ struct SessionWriter {
     let metrics: GatewayMetrics
 
     func writable(_ session: StreamSession, now: Double) {
-        while !session.transport.isChoked {
+        while true {
+            guard !session.transport.isChoked else {
+                // The socket is full: lws calls back once it drains only when asked to, so ask — else what is left
+                // (a snapshot's `synced`, frames within the window) would wait for the next change or ack.
+                return session.transport.requestWritable()
+            }
             if !session.control.isEmpty {
                 let bytes = session.control.removeFirst()
                 guard session.transport.send(bytes) else { return }

@@ -1,0 +1,173 @@
+import Foundation
+import LanpushCore
+import Testing
+
+@testable import LanpushGateway
+
+/// `lanpush.yaml` and the add-on's `options.json` (the same keys): the shipped file is the defaults, every wrong
+/// value stops the start with the key that is wrong.
+@Suite struct ConfigLoaderTests {
+    static let shippedConfig = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Config/lanpush.yaml").path
+
+    static let token = "0123456789abcdef0123"
+
+    /// The key a config text is refused for (nil: accepted).
+    static func refusedKey(_ text: String) -> String? {
+        do {
+            _ = try ConfigLoader.parse(text)
+            return nil
+        } catch let error as ConfigError {
+            return error.key
+        } catch {
+            return "not a ConfigError: \(error)"
+        }
+    }
+
+    @Test func theShippedFileIsTheDefaults() throws {
+        let parsed = try ConfigLoader.load(path: Self.shippedConfig)
+        var expected = GatewayConfig()
+        expected.homeAssistant.devices = []  // the file lists none; the code's default is "not given"
+        #expect(parsed == expected)
+        // Spot checks against the documented defaults, so a changed default shows up here too.
+        #expect(parsed.listenHost == "0.0.0.0" && parsed.listenPort == 8765)
+        #expect(parsed.adminToken == nil && parsed.viewerToken == nil && !parsed.openMetrics && parsed.logLevel == "info")
+        #expect(parsed.session == GatewayConfig.Session(pingInterval: 10, pingTimeout: 10, ackTimeout: 10, window: 32))
+        #expect(parsed.limits.maxBody == 65536 && parsed.limits.maxSessions == 10000 && parsed.limits.notificationQueueBytes == 1 << 20)
+        #expect(parsed.relay.upstream == "https://mobile-apps.home-assistant.io" && parsed.relay.minUpdateInterval == 15)
+        #expect(parsed.relay.startsPerHour == 10 && parsed.relay.quota == 500 && parsed.relay.quotaReserve == 50 && parsed.relay.timeout == 10)
+        #expect(parsed.mdns.enabled && parsed.mdns.name == nil && parsed.store.synchronous == "normal" && parsed.store.enabled)
+        #expect(parsed.homeAssistant.url == nil && parsed.homeAssistant.enabled == nil && parsed.deprecations.isEmpty)
+    }
+
+    @Test func anEmptyFileIsTheDefaults() throws {
+        #expect(try ConfigLoader.parse("") == GatewayConfig())
+        #expect(try ConfigLoader.parse("# nothing\n") == GatewayConfig())
+    }
+
+    @Test func devicesAndTheirNotificationRouting() throws {
+        let c = try ConfigLoader.parse("""
+            devices:
+              - {id: kitchen-tablet, name: Kitchen tablet, token: "\(Self.token)"}
+              - {id: phone.1, token: "\(Self.token)x", notifications: both}
+              - {id: P_2, token: "\(Self.token)y", notifications: RELAY}
+            """)
+        #expect(c.devices.map(\.id) == ["kitchen-tablet", "phone.1", "P_2"])
+        #expect(c.devices.map(\.name) == ["Kitchen tablet", "phone.1", "P_2"])
+        #expect(c.devices.map(\.notifications) == [.auto, .both, .relay])
+    }
+
+    @Test(arguments: [
+        ("devices: [{id: a, token: short}]", "devices[0].token"),
+        ("devices: [{id: a}]", "devices[0].token"),
+        ("devices: [{token: \"\(token)\"}]", "devices[0].id"),
+        ("devices: [{id: 'a b', token: \"\(token)\"}]", "devices[0].id"),
+        ("devices: [{id: a, token: \"\(token)\"}, {id: a, token: \"\(token)x\"}]", "devices[1].id"),
+        ("devices: [{id: a, token: \"\(token)\"}, {id: b, token: \"\(token)\"}]", "devices[1].token"),
+        ("devices: [{id: a, token: \"\(token)\", notifications: sometimes}]", "devices[0].notifications"),
+        ("devices: [{id: a, token: \"\(token)\", colour: red}]", "devices[0].colour"),
+        ("devices: [a]", "devices[0]"),
+        ("devices: {a: 1}", "devices"),
+        ("listn: ':1'", "listn"),
+        ("session: {ping_intervl: 5}", "session.ping_intervl"),
+        ("session: {window: 0}", "session.window"),
+        ("session: {window: 4097}", "session.window"),
+        ("session: {window: true}", "session.window"),
+        ("session: {window: 2.5}", "session.window"),
+        ("session: {ack_timeout: 0.05}", "session.ack_timeout"),
+        ("session: {ping_interval: fast}", "session.ping_interval"),
+        ("session: 5", "session"),
+        ("limits: {max_body: 100}", "limits.max_body"),
+        ("limits: {max_sessions: 0}", "limits.max_sessions"),
+        ("limits: {notification_queue_bytes: 4095}", "limits.notification_queue_bytes"),
+        ("limits: {notification_queue: 0}", "limits.notification_queue"),
+        ("relay: {upstream: 'ftp://relay'}", "relay.upstream"),
+        ("relay: {starts_per_hour: 0}", "relay.starts_per_hour"),
+        ("relay: {quota: 0}", "relay.quota"),
+        ("relay: {min_update_interval: -1}", "relay.min_update_interval"),
+        ("relay: {timeout: 0}", "relay.timeout"),
+        ("open_metrics: 3", "open_metrics"),
+        ("log_level: verbose", "log_level"),
+        ("store: {synchronous: extra}", "store.synchronous"),
+        ("mdns: {interfaces: ['eth0 wlan0']}", "mdns.interfaces[0]"),
+        ("home_assistant: {devices: [ghost]}", "home_assistant.devices[0]"),
+        ("home_assistant: {url: 'homeassistant.local:8123'}", "home_assistant.url"),
+        ("[1, 2]", "(root)"),
+        ("a: [", "(file)"),
+    ])
+    func aWrongValueNamesItsKey(text: String, key: String) {
+        #expect(Self.refusedKey(text) == key)
+    }
+
+    @Test(arguments: [
+        ("0.0.0.0:8765", "0.0.0.0", 8765), (":9000", "0.0.0.0", 9000), ("[::1]:8765", "::1", 8765),
+        ("127.0.0.1:0", "127.0.0.1", 0), ("lanpush.local:65535", "lanpush.local", 65535),
+    ])
+    func listenForms(text: String, host: String, port: Int) throws {
+        let c = try ConfigLoader.parse("listen: '\(text)'")
+        #expect(c.listenHost == host && c.listenPort == port)
+    }
+
+    @Test(arguments: ["8765", "host:", "host:65536", "host:-1", "host:http", "[::1]"])
+    func aListenThatIsNoHostAndPortIsRefused(text: String) {
+        #expect(Self.refusedKey("listen: '\(text)'") == "listen")
+    }
+
+    @Test func theDeprecatedCountBoundIsAcceptedWithADeprecation() throws {
+        let c = try ConfigLoader.parse("limits: {notification_queue: 100}")
+        #expect(c.limits.notificationQueueBytes == 1 << 20)
+        #expect(c.deprecations.count == 1 && c.deprecations.first?.contains("limits.notification_queue_bytes") == true)
+    }
+
+    @Test func valuesAreReadAsWrittenAndCaseFolded() throws {
+        let c = try ConfigLoader.parse("""
+            admin_token: "a-long-admin-token"
+            viewer_token: ""
+            log_level: WARNING
+            session: {ack_timeout: 2.5, window: 4096}
+            store: {synchronous: FULL, enabled: false}
+            relay: {upstream: "http://relay.lan/", min_update_interval: 0}
+            mdns: {enabled: false, name: "", interfaces: [eth0, "end0.10"]}
+            home_assistant: {enabled: true, devices: [""]}
+            """)
+        #expect(c.adminToken == "a-long-admin-token" && c.viewerToken == nil && c.logLevel == "warning")
+        #expect(c.session.ackTimeout == 2.5 && c.session.window == 4096)
+        #expect(c.store.synchronous == "full" && !c.store.enabled)
+        #expect(c.relay.upstream == "http://relay.lan/" && c.relay.minUpdateInterval == 0)
+        #expect(!c.mdns.enabled && c.mdns.name == nil)
+        // An empty entry is what the add-on's UI leaves in a list: it means nothing.
+        #expect(c.homeAssistant.enabled == true && c.homeAssistant.devices == [])
+    }
+
+    /// The add-on's Supervisor writes the options as JSON (`/data/options.json`); lanpushd reads it as its config.
+    @Test func theAddOnsOptionsJSONParsesLikeTheSameYAML() throws {
+        let json = """
+            {"listen":"0.0.0.0:8765","admin_token":"","viewer_token":"","open_metrics":false,"log_level":"info",
+             "devices":[{"id":"kitchen-tablet","name":"Kitchen tablet","token":"\(Self.token)","notifications":"lan"}],
+             "session":{"ping_interval":10,"ping_timeout":10,"ack_timeout":10,"window":32},
+             "limits":{"max_body":65536,"max_sessions":10000,"notification_queue_bytes":1048576},
+             "relay":{"upstream":"https://mobile-apps.home-assistant.io","min_update_interval":15,"starts_per_hour":10,
+                      "quota":500,"quota_reserve":50,"timeout":10},
+             "mdns":{"enabled":true,"name":"","interfaces":[]},"store":{"synchronous":"normal"},
+             "home_assistant":{"enabled":false,"url":"","token":"","devices":[]}}
+            """
+        let yaml = """
+            listen: "0.0.0.0:8765"
+            devices:
+              - id: kitchen-tablet
+                name: Kitchen tablet
+                token: "\(Self.token)"
+                notifications: lan
+            home_assistant: {enabled: false, devices: []}
+            """
+        let fromJSON = try ConfigLoader.parse(json)
+        #expect(fromJSON == (try ConfigLoader.parse(yaml)))
+        #expect(fromJSON.devices.first?.notifications == .lan && fromJSON.homeAssistant.enabled == false)
+        #expect(Self.refusedKey(#"{"session":{"window":"32"}}"#) == "session.window")
+    }
+
+    @Test func aMissingFileIsNamed() {
+        #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/lanpush.yaml") }
+        #expect((try? ConfigLoader.load(path: "/nonexistent/lanpush.yaml")) == nil)
+    }
+}

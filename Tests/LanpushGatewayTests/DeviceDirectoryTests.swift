@@ -1,0 +1,106 @@
+import LanpushCore
+import LanpushTesting
+import Testing
+
+@testable import LanpushGateway
+
+/// Who a token or a push_token names: a push_token routes to exactly one device, moving it drops the other
+/// device's registration, and HA-native mode's own push_tokens route without becoming a relay registration.
+@Suite struct DeviceDirectoryTests {
+    @Test func aPushTokenMovedToAnotherDeviceDropsTheFirstDevicesRegistration() throws {
+        let gw = try TestGateway()
+        let phone = gw.connect("phone")
+        phone.register("shared")
+        phone.close()
+        #expect(gw.device("phone")?["path"] == "relay")
+        let tablet = gw.connect("tablet")
+        tablet.register("shared")
+        #expect(gw.device("phone")?["registration"] == nil && gw.device("phone")?["path"] == "none")
+        #expect(gw.device("tablet")?["registration"]?["push_token"] == "shared")
+        // HA's relay body for the token now reaches the tablet only, and nothing goes to the phone's relay.
+        #expect(gw.relayBody("shared", title: "Oven", message: "Baking", data: Payload.live("oven")).status == 201)
+        #expect(tablet.frames("start").count == 1)
+        #expect(gw.device("phone")?["activities"] == 0 && gw.relayRequests.isEmpty)
+    }
+
+    /// Relay credentials are a registered push_token with its push_url, or the configured upstream: a device that
+    /// registered no push_url is on the relay path too, and `GET /v1/devices` must say so.
+    @Test func aRegistrationWithoutPushURLIsARelayPathThroughTheUpstream() throws {
+        let gw = try TestGateway()
+        gw.goneDevice(pushURL: nil)
+        #expect(gw.device("phone")?["path"] == "relay")
+        #expect(gw.device("phone")?["registration"] == ["push_token": "tok-phone"])
+        gw.push(Payload.liveUpdate(["phone"], tag: "oven", message: "Baking"))
+        #expect(gw.relayRequests.first?.url == "http://relay.invalid/api/sendPushNotification")
+        #expect(gw.device("tablet")?["path"] == "none")
+    }
+
+    @Test func aNewTokenOfTheSameDeviceRetiresItsOldOne() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("old-token")
+        s.register("new-token")
+        #expect(gw.relayBody("new-token", title: "Oven", message: "Baking", data: Payload.live("oven")).status == 201)
+        // The old token names no device any more: HA's request for it is proxied to the upstream.
+        let old = gw.relayBody("old-token", title: "Dryer", message: "Drying", data: Payload.live("dryer"))
+        #expect(old.status == 202 && gw.relayRequests.first?.device == "push_token:old-token")
+        #expect(s.frames("start").map { $0["tag"] } == ["oven"])
+        // Registering the same token again changes nothing.
+        s.register("new-token")
+        #expect(gw.device("phone")?["registration"]?["push_token"] == "new-token")
+    }
+
+    @Test func haNativeRoutesReachTheDeviceWithoutBeingARelayRegistration() throws {
+        let gw = try TestGateway()
+        gw.core.directory.route(pushToken: "ha-phone", to: "phone")
+        gw.core.directory.route(pushToken: "ha-ghost", to: "ghost")
+        let s = gw.connect("phone")
+        #expect(gw.relayBody("ha-phone", title: "Oven", message: "Baking", data: Payload.live("oven")).status == 201)
+        #expect(s.frames("start").count == 1)
+        // The push_url HA posts to is lanpush itself: it is no relay path for the device.
+        s.close()
+        #expect(gw.device("phone")?["registration"] == nil && gw.device("phone")?["path"] == "none")
+        #expect(gw.relayBody("ha-phone", message: "Rinsing", data: Payload.live("oven")).status == 202)
+        #expect(gw.relayRequests.isEmpty)
+        // A route to a device that does not exist is no route.
+        gw.relayBody("ha-ghost", message: "x")
+        #expect(gw.relayRequests.map(\.device) == ["push_token:ha-ghost"])
+        // The client's own registration leaves the HA route in place.
+        let again = gw.connect("phone")
+        again.register("client-token")
+        #expect(gw.relayBody("ha-phone", message: "Spinning", data: Payload.live("oven")).status == 201)
+        #expect(gw.relayBody("client-token", message: "Done", data: Payload.live("oven")).status == 201)
+    }
+
+    @Test func devicesAreListedInIdOrderWhateverTheConfigOrder() throws {
+        let gw = try TestGateway(config: TestGateway.defaultConfig(devices: ["tablet", "kitchen", "phone"]))
+        let ids = gw.request(.get, "/v1/devices").json["devices"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
+        #expect(ids == ["kitchen", "phone", "tablet"])
+        #expect(gw.push(Payload.push(message: "all")).json["results"]?.arrayValue?.map { $0["target"] } == ["kitchen", "phone", "tablet"])
+    }
+}
+
+/// One check for bearer and observer tokens: the admin writes, the viewer reads, nothing else is anybody.
+@Suite struct AccessControlTests {
+    @Test func grants() {
+        var config = TestGateway.defaultConfig()
+        let access = AccessControl(config: config)
+        #expect(access.grant(for: TestGateway.adminToken) == .admin)
+        #expect(access.grant(for: TestGateway.viewerToken) == .viewer)
+        #expect(access.grant(for: "") == nil && access.grant(for: TestGateway.token(for: "phone")) == nil)
+        // Without a viewer token configured, an empty or any other token is nobody.
+        config.viewerToken = nil
+        let adminOnly = AccessControl(config: config)
+        #expect(adminOnly.grant(for: "") == nil && adminOnly.grant(for: TestGateway.viewerToken) == nil)
+        #expect(adminOnly.grant(for: TestGateway.adminToken) == .admin)
+    }
+
+    @Test func withoutAViewerTokenTheViewerCannotObserve() throws {
+        var config = TestGateway.defaultConfig()
+        config.viewerToken = nil
+        let gw = try TestGateway(config: config)
+        #expect(gw.observe(token: "").closeCode == 4001)
+        #expect(gw.observe(token: TestGateway.adminToken).closeCode == nil)
+        #expect(gw.request(.get, "/v1/devices", token: TestGateway.viewerToken).status == 401)
+    }
+}

@@ -1,0 +1,159 @@
+import LanpushCore
+import LanpushTesting
+import Testing
+
+@testable import LanpushGateway
+
+/// The answers of the two ingest endpoints: HA's relay body is answered as HA's relay answers (HA's handler reads
+/// `rateLimits` and crashes on a missing key), `/v1/push` with a result per target.
+@Suite struct IngestEndpointsTests {
+    static let rateLimitKeys: Set<String> = ["attempts", "successful", "errors", "total", "maximum", "remaining", "resetsAt"]
+
+    @Test func aRelayBodyIs201WhenALANSessionCarriesItAnd202Otherwise() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        let lan = gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        #expect(lan.status == 201 && lan.committed)
+        #expect(lan.json["target"] == "tok-phone" && lan.json["messageId"]?.stringValue?.isEmpty == false)
+        let limits = try #require(lan.json["rateLimits"]?.objectValue)
+        #expect(Set(limits.keys) == Self.rateLimitKeys)
+        #expect(limits["successful"] == 1 && limits["attempts"] == 1 && limits["total"] == 1 && limits["errors"] == 0)
+        #expect(limits["maximum"] == 500 && limits["remaining"] == 500)
+        let resetsAt = try #require(limits["resetsAt"]?.stringValue)
+        #expect(resetsAt.hasSuffix("Z"))
+        let reset = try #require(ISO8601Timestamp.unixSeconds(resetsAt))
+        #expect(reset > gw.clock.now && reset <= gw.clock.now + 86_400 && reset.truncatingRemainder(dividingBy: 86_400) == 0)
+        s.close()
+        let queued = gw.relayBody("tok-phone", message: "Rinsing", data: Payload.live("washer"))
+        #expect(queued.status == 202 && queued.json["rateLimits"]?["successful"] == 2)
+        #expect(queued.json["messageId"] != lan.json["messageId"])
+    }
+
+    @Test func remainingIsTheRelaysLastWordElseTheQuotaLessWhatWasRelayed() throws {
+        var config = TestGateway.defaultConfig()
+        config.relay.quota = 300
+        let gw = try TestGateway(config: config)
+        gw.goneDevice()
+        gw.holdRelayAnswers = true
+        let first = gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        #expect(first.json["rateLimits"]?["maximum"] == 300)
+        #expect(first.json["rateLimits"]?["remaining"] == 299, "one request went to the relay, unanswered")
+        gw.relayAnswer = { _ in
+            (201, ["rateLimits": ["attempts": 9, "successful": 9, "errors": 0, "total": 9, "maximum": 500, "remaining": 123,
+                                  "resetsAt": "2030-01-01T00:00:00.000Z"]])
+        }
+        gw.answerRelay()
+        let next = gw.relayBody("tok-phone", message: "Door", data: ["lanpush": ["path": "lan"]])
+        #expect(next.json["rateLimits"]?["remaining"] == 123)
+        #expect(gw.device("phone")?["relay"]?["remaining"] != nil)
+    }
+
+    @Test(arguments: [
+        #"{"message":"x","data":{}}"#, #"{"push_token":"","message":"x"}"#, #"{"push_token":null,"message":"x"}"#,
+        #"{"data":{"tag":"bad tag!","live_update":true}}"#,
+    ])
+    func aRelayBodyWithoutAPushTokenIs403AsTheRelayAnswers(body: String) throws {
+        let gw = try TestGateway()
+        let r = gw.request(.post, "/api/sendPushNotification", raw: Array(body.utf8), token: nil,
+                           headers: ["Content-Type": "application/json"])
+        #expect(r.status == 403 && r.json["errorMessage"] == "You did not send a token!")
+        #expect(r.json["field"] == "push_token" && r.json["rule"] == "required")
+    }
+
+    @Test func anInvalidPayloadIs400NamingTheFieldAndCountsAsAnError() throws {
+        let gw = try TestGateway()
+        gw.connect("phone").register("tok-phone")
+        let r = gw.relayBody("tok-phone", message: "m", data: Payload.live("bad tag!"))
+        #expect(r.status == 400 && r.json["field"] == "data.tag" && r.json["rule"] == "pattern")
+        #expect(gw.relayBody("tok-phone", message: "m", data: ["tag": "a", "live_update": true, "progress": -1]).json["field"] == "data.progress")
+        let ok = gw.relayBody("tok-phone", title: "A", message: "m", data: Payload.live("a"))
+        #expect(ok.json["rateLimits"]?["errors"] == 2 && ok.json["rateLimits"]?["attempts"] == 3)
+        #expect(gw.device("phone")?["seq"] == 1)
+    }
+
+    @Test(arguments: [
+        (#"{"data":{"tag":"bad tag!","live_update":true}}"#, "data.tag", "pattern"),
+        (#"{"data":{"live_update":true}}"#, "data.tag", "required"),
+        (#"{"data":{"tag":"a","live_update":true,"progress":-1}}"#, "data.progress", "non_negative"),
+        (#"{"data":{"tag":"a","live_update":true,"progress_max":0}}"#, "data.progress_max", "positive"),
+        (##"{"data":{"tag":"a","live_update":true,"notification_icon_color":"#12"}}"##, "data.notification_icon_color", "color"),
+        (#"{"data":{"tag":"a","live_update":true,"stale_date":1e300}}"#, "data.stale_date", "range"),
+        (#"{"data":[]}"#, "data", "type"),
+        (#"{"data":[1,2],"message":"m"}"#, "data", "type"),
+        (#"{"registration_info":{"app_id":5}}"#, "registration_info.app_id", "type"),
+        (#"{"data":{"lanpush":{"path":"cloud"}}}"#, "data.lanpush.path", "enum"),
+    ])
+    func anInvalidPayloadIs400NamingFieldAndRule(fields: String, field: String, rule: String) throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok")
+        // The same fields on both doors: HA's relay body, and /v1/push.
+        var body = Array(#"{"push_token":"tok","#.utf8)
+        body += Array(fields.utf8.dropFirst())
+        let relay = gw.request(.post, "/api/sendPushNotification", raw: body, token: nil, headers: ["Content-Type": "application/json"])
+        #expect(relay.status == 400 && relay.json["field"] == .string(field) && relay.json["rule"] == .string(rule), "\(relay.text)")
+        if !field.hasPrefix("registration_info") {
+            let push = gw.request(.post, "/v1/push", raw: Array(fields.utf8), headers: ["Content-Type": "application/json"])
+            #expect(push.status == 400 && push.json["field"] == .string(field) && push.json["rule"] == .string(rule), "\(push.text)")
+        }
+        #expect(s.events.isEmpty && gw.relayRequests.isEmpty && gw.device("phone")?["seq"] == 0)
+    }
+
+    @Test func aLiveUpdateWithoutTitleIsAcceptedWithAWarning() throws {
+        let gw = try TestGateway()
+        gw.connect("phone").register("tok-phone")
+        let relay = gw.relayBody("tok-phone", message: "Washing", data: Payload.live("washer"))
+        #expect(relay.status == 201)
+        let warning = try #require(relay.json["warnings"]?.arrayValue?.first)
+        #expect(warning["field"] == "title" && warning["message"]?.stringValue?.contains("Android") == true)
+        let push = gw.push(Payload.liveUpdate(["tablet"], tag: "oven", title: nil, message: "Baking"))
+        #expect(push.status == 202 && push.json["warnings"]?.arrayValue?.first?["field"] == "title")
+        // A title, or a plain notification without one, warns of nothing.
+        #expect(gw.relayBody("tok-phone", title: "Washer", message: "Rinsing", data: Payload.live("washer")).json["warnings"] == nil)
+        #expect(gw.push(Payload.push(["tablet"], message: "Door")).json["warnings"] == nil)
+    }
+
+    @Test func pushAnswersWithAResultPerTarget() throws {
+        var config = TestGateway.defaultConfig(devices: ["phone", "tablet", "watch"])
+        config.devices[2].notifications = .relay
+        let gw = try TestGateway(config: config)
+        _ = gw.connect("phone")
+        gw.goneDevice("tablet", pushToken: "tok-tablet")
+        let r = gw.push(Payload.push(["phone", "tablet", "watch", "ghost"], title: "Door", message: "Front door"))
+        #expect(r.status == 202)
+        #expect(r.json["results"] == [
+            ["target": "phone", "result": "delivered"], ["target": "tablet", "result": "relay"],
+            ["target": "watch", "result": "no_relay"], ["target": "ghost", "result": "unknown_target"],
+        ])
+        // A live update for the gone tablet waits for it and goes to the relay.
+        let live = gw.push(Payload.liveUpdate(["tablet"], tag: "oven", message: "Baking"))
+        #expect(live.json["results"] == [["target": "tablet", "result": "relay"]])
+    }
+
+    @Test(arguments: [
+        (["targets": ["ghost"], "message": "x"] as JSONValue, 404, "targets", "exists"),
+        (["targets": [], "message": "x"] as JSONValue, 404, "targets", "exists"),
+        (["targets": 5, "message": "x"] as JSONValue, 400, "targets", "type"),
+        (["targets": ["phone", 5], "message": "x"] as JSONValue, 400, "targets[1]", "type"),
+        (["x", "y"] as JSONValue, 400, "", "type"),
+    ])
+    func aPushWithNoUsableTargetIsRefused(body: JSONValue, status: Int, field: String, rule: String) throws {
+        let gw = try TestGateway()
+        let r = gw.push(body)
+        #expect(r.status == status && r.json["field"] == .string(field) && r.json["rule"] == .string(rule), "\(r.text)")
+        if status == 404 { #expect(r.json["results"] != nil) }
+        #expect(gw.device("phone")?["seq"] == 0)
+    }
+
+    @Test func aDuplicateIsAnswered201WithoutCountingAgain() throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        let extra: [String: JSONValue] = ["hass_confirm_id": "c-9"]
+        let first = gw.relayBody("tok-phone", message: "Door", data: ["lanpush": ["path": "lan"]], extra: extra)
+        let again = gw.relayBody("tok-phone", message: "Door", data: ["lanpush": ["path": "lan"]], extra: extra)
+        #expect(first.status == 202 && again.status == 201)
+        #expect(again.json["rateLimits"]?["successful"] == 1 && again.json["rateLimits"]?["attempts"] == 1)
+        #expect(gw.relayRequests.count == 1)
+    }
+}

@@ -1,0 +1,160 @@
+import LanpushCore
+import LanpushStore
+import LanpushTesting
+import Testing
+
+@testable import LanpushGateway
+
+/// What a loop turn records for the store, when an answer may go (after the commit), and what survives a restart —
+/// clean, or unclean as after kill -9 (then every device starts a new epoch).
+@Suite struct JournalTests {
+    /// The ops of the last commit, as `kind|device|detail` words (order kept).
+    static func words(_ ops: [StoreOp]) -> [String] {
+        ops.map { op in
+            switch op {
+            case .device(let row): return "device|\(row.id)|\(row.seq)"
+            case .upsertActivity(let d, let a): return "activity|\(d)|\(a.tag)|\(a.phase.rawValue)"
+            case .deleteActivity(let d, let tag): return "delete-activity|\(d)|\(tag)"
+            case .insertNotification(let d, let n): return "notification|\(d)|\(n.seq)"
+            case .deleteNotifications(let d, let through): return "delete-notifications|\(d)|\(through)"
+            case .replaceOutbox(let rows): return "outbox|\(rows.count)"
+            default: return "other"
+            }
+        }
+    }
+
+    @Test func aTurnRecordsWhatItChangedAndNothingElse() throws {
+        let gw = try TestGateway(store: true)
+        let s = gw.connect("phone")
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))
+        #expect(Self.words(try #require(gw.commits.last)) == ["activity|phone|washer|active", "device|phone|1"])
+        gw.push(Payload.push(["phone"], message: "Door"))
+        let queued = Self.words(try #require(gw.commits.last))
+        #expect(queued.first == "notification|phone|2" && queued.last == "device|phone|2")
+        #expect(!queued.contains { $0.hasPrefix("activity") })
+        // Acknowledged by every session: the notification leaves the store.
+        s.ack()
+        #expect(Self.words(try #require(gw.commits.last)) == ["delete-notifications|phone|2"])
+        gw.request(.delete, "/v1/activities/washer", query: [("dismissal", "immediate")])
+        #expect(Self.words(try #require(gw.commits.last)) == ["activity|phone|washer|dismissed", "device|phone|3"])
+        let commits = gw.commits.count
+        gw.advance(by: 0.25)
+        #expect(gw.commits.count == commits + 1)
+        #expect(Self.words(try #require(gw.commits.last)) == ["delete-activity|phone|washer"])
+        // A turn that changes nothing durable commits nothing.
+        gw.request(.get, "/v1/activities")
+        s.send(["type": "ping"])
+        gw.advance(by: 1)
+        #expect(gw.commits.count == commits + 1)
+    }
+
+    @Test func aMovedPushTokenRewritesBothDevicesInOneCommit() throws {
+        let gw = try TestGateway(store: true)
+        gw.connect("phone").register("shared-token")
+        gw.connect("tablet").register("shared-token")
+        let last = try #require(gw.commits.last)
+        let rows = last.compactMap { op -> DeviceRow? in if case .device(let row) = op { return row } else { return nil } }
+        #expect(Set(rows.map(\.id)) == ["phone", "tablet"])
+        #expect(rows.last { $0.id == "phone" }?.pushToken == nil && rows.last { $0.id == "tablet" }?.pushToken == "shared-token")
+        try gw.restart()
+        #expect(gw.device("phone")?["registration"] == nil)
+        #expect(gw.device("tablet")?["registration"]?["push_token"] == "shared-token")
+    }
+
+    @Test func whenCommittedRunsOnlyOnceTheCommitCompletes() throws {
+        var held: [(Bool) -> Void] = []
+        var submitted: [[StoreOp]] = []
+        let journal = Journal(persist: { ops, then in
+            submitted.append(ops)
+            if let then { held.append(then) }
+        })
+        let device = DeviceRecord(id: "d", name: "D", source: .api, tokenHash: "h", ledger: DeviceLedger(deviceId: "d", epoch: "e"))
+        var answers: [Bool] = []
+        journal.record(device: device)
+        journal.whenCommitted { answers.append($0) }
+        journal.whenCommitted { answers.append($0) }
+        journal.endTurn()
+        #expect(submitted.count == 1 && answers.isEmpty)
+        held.removeFirst()(false)
+        #expect(answers == [false, false])
+        // A turn with nothing recorded answers at its end, without a store round trip.
+        journal.whenCommitted { answers.append($0) }
+        journal.endTurn()
+        #expect(answers == [false, false, true] && submitted.count == 1)
+        // Nobody waiting: the ops still go, without a completion.
+        journal.record(device: device)
+        journal.endTurn()
+        #expect(submitted.count == 2 && held.isEmpty)
+    }
+
+    @Test func anAnswerWaitsForItsCommit() throws {
+        let gw = try TestGateway(store: true)
+        let r = gw.push(Payload.liveUpdate(["tablet"], tag: "oven", message: "Baking"))
+        #expect(r.status == 202 && r.committed)
+        #expect(try gw.storedState().activities["tablet"]?.map(\.tag) == ["oven"])
+    }
+
+    @Test func withTheStoreOffNothingIsRecorded() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))
+        gw.push(Payload.push(["phone"], message: "Door"))
+        s.ack()
+        s.close()
+        gw.request(.delete, "/v1/activities")
+        gw.advance(by: 5 * 3600, tick: 60)
+        #expect(!gw.core.journal.isEnabled && gw.core.journal.pendingOps.isEmpty)
+        #expect(gw.commits.isEmpty)
+        #expect(gw.push(Payload.push(["tablet"], message: "x")).committed)
+    }
+
+    @Test func stateAndQueuedNotificationsSurviveACleanRestartInTheSameEpoch() throws {
+        let gw = try TestGateway(store: true)
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        s.send(["type": "push_to_start_token", "token": "pts"])
+        gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "Charging", ["progress": 40, "progress_max": 100]))
+        s.ack()
+        // On the LAN although the device has relay credentials (else `auto` sends it to the relay only).
+        gw.push(Payload.push(["phone"], title: "Door", message: "Front door opened", data: ["lanpush": ["path": "lan"]]))
+        s.read()
+        let (epoch, seq) = (try #require(s.epoch), s.seq)
+        try gw.restart()
+        let phone = try #require(gw.device("phone"))
+        #expect(phone["epoch"] == .string(epoch) && phone["seq"] == 2 && phone["queued_notifications"] == 1)
+        #expect(phone["registration"]?["push_token"] == "tok-phone" && phone["push_to_start_token"] == true)
+        // The client resumes from what it applied: nothing changed since, so a replay of nothing.
+        let r = gw.connect("phone", resume: (epoch, seq))
+        #expect(r.types == ["auth_required", "auth_ok", "replay", "synced"])
+        // A client starting afresh gets the activity and the notification it never acknowledged.
+        let fresh = gw.connect("phone")
+        fresh.read()
+        #expect(fresh.state("ev") == ["message": "Charging", "progress": 40, "progress_max": 100])
+        #expect(fresh.notifications.map { $0["message"] } == ["Front door opened"])
+        // The relay path still knows the device's token.
+        #expect(gw.relayBody("tok-phone", message: "Rinse", data: Payload.live("ev")).status == 201)
+    }
+
+    @Test func anUncleanRestartGivesEveryDeviceANewEpochAndResumesGetASnapshot() throws {
+        let gw = try TestGateway(store: true)
+        let s = gw.connect("phone")
+        gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "Charging"))
+        s.ack()
+        let (epoch, seq) = (try #require(s.epoch), s.seq)
+        let tabletEpoch = gw.device("tablet")?["epoch"]
+        try gw.restart(clean: false)
+        let phone = try #require(gw.device("phone"))
+        #expect(phone["epoch"] != .string(epoch) && gw.device("tablet")?["epoch"] != tabletEpoch)
+        #expect(phone["seq"] == 1, "the sequence goes on in the new epoch")
+        #expect(phone["epoch"] == gw.device("tablet")?["epoch"])
+        let r = gw.connect("phone", resume: (epoch, seq))
+        #expect(r.types == ["auth_required", "auth_ok", "snapshot", "synced"])
+        r.read()
+        #expect(r.state("ev") == ["message": "Charging"])
+        // The new epoch is itself durable: a clean restart keeps it.
+        let newEpoch = phone["epoch"]
+        try gw.restart()
+        #expect(gw.device("phone")?["epoch"] == newEpoch)
+    }
+}

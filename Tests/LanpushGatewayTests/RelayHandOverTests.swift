@@ -1,0 +1,240 @@
+import LanpushCore
+import LanpushStore
+import LanpushTesting
+import Testing
+
+@testable import LanpushGateway
+
+/// The hand-over between the LAN and HA's relay: what a device that goes away had not acknowledged drains to the
+/// relay, a device that comes back takes its slots back, a 403 stops the path, the outbox survives a restart, and
+/// the tokens a client reported travel with its relayed requests.
+@Suite struct RelayHandOverTests {
+    @Test func whatAGoneDeviceHadNotAcknowledgedDrainsToTheRelayByKind() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        for tag in ["updated", "ended", "seen"] {
+            gw.relayBody("tok-phone", title: tag, message: "v1", data: Payload.live(tag))
+        }
+        s.ack()
+        gw.relayBody("tok-phone", message: "v2", data: Payload.live("updated"))
+        gw.relayBody("tok-phone", title: "new", message: "v1", data: Payload.live("new"))
+        gw.relayBody("tok-phone", title: "ephemeral", message: "v1", data: Payload.live("ephemeral"))
+        gw.request(.delete, "/v1/activities/ephemeral", query: [("device", "phone")])  // started and ended unseen
+        gw.relayBody("tok-phone", message: "clear_notification", data: ["tag": "ended"])
+        gw.relayBody("tok-phone", message: "Door", data: ["lanpush": ["path": "lan"]])
+        #expect(gw.relayRequests.isEmpty)
+        s.close()
+        let byTag = Dictionary(gw.relayRequests.map { ($0.tag ?? "-", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(gw.relayRequests.count == 4)
+        #expect(byTag["updated"]?.kind == .update && byTag["updated"]?.body["message"] == "v2")
+        #expect(byTag["new"]?.kind == .start && byTag["new"]?.body["title"] == "new")
+        #expect(byTag["ended"]?.kind == .end && byTag["ended"]?.body["message"] == "clear_notification")
+        #expect(byTag["-"]?.kind == .notification && byTag["-"]?.body["message"] == "Door")
+        #expect(byTag["seen"] == nil && byTag["ephemeral"] == nil)
+        // Each went once, in the order the device's changes were made.
+        #expect(gw.relayRequests.map(\.seq) == gw.relayRequests.map(\.seq).sorted())
+    }
+
+    /// An activity ended through the API has no HA body of its own: what drains to the relay must still end it on
+    /// the phone (a `clear_notification` of its tag), not repeat the content it started with.
+    @Test func anActivityEndedThroughTheAPIDrainsAsAClear() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        s.ack()
+        #expect(gw.request(.delete, "/v1/activities/washer").status == 200)
+        s.close()
+        let end = try #require(gw.relayRequests.first)
+        #expect(gw.relayRequests.count == 1 && end.kind == .end)
+        #expect(end.body["message"] == "clear_notification" && end.body["data"]?["tag"] == "washer")
+        #expect(end.body["push_token"] == "tok-phone" && end.body["registration_info"] == Payload.iosInfo)
+    }
+
+    @Test func anActivityEndedThroughTheAPIWhileTheDeviceIsGoneIsEndedThroughTheRelay() throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))
+        #expect(gw.relayRequests.map(\.kind) == [.start])
+        #expect(gw.request(.delete, "/v1/activities/washer", query: [("dismissal", "immediate")]).status == 200)
+        #expect(gw.relayRequests.map(\.kind) == [.start, .end])
+        #expect(gw.relayRequests.last?.body["message"] == "clear_notification")
+        #expect(gw.relayRequests.last?.body["data"]?["tag"] == "washer")
+    }
+
+    /// A phone whose socket froze (it left the Wi-Fi) when HA cleared an activity: the LAN session never acknowledged
+    /// the end, and after the ack timeout the relay must still carry it — the dismissed activity may not be forgotten
+    /// before the phone has had its end one way or the other.
+    @Test func aClearTheLANNeverAcknowledgedStillReachesTheRelay() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        s.ack()
+        gw.relayBody("tok-phone", message: "clear_notification", data: ["tag": "washer"])
+        #expect(s.frames("end").count == 1 && gw.relayRequests.isEmpty)
+        gw.advance(by: 10.25)
+        #expect(s.closeCode == 4002)
+        gw.completeCloses()
+        #expect(gw.relayed("washer").map(\.kind) == [.end])
+        #expect(gw.relayed("washer").first?.body["message"] == "clear_notification")
+        // Once the relay carried it, it is forgotten like any dismissed activity.
+        gw.advance(by: 0.25)
+        #expect(gw.core.directory["phone"]?.ledger.activities.isEmpty == true)
+        #expect(gw.request(.get, "/v1/activities/washer").status == 404)
+    }
+
+    @Test func aClearTheLANAcknowledgedIsForgottenAndNeverRelayed() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        gw.relayBody("tok-phone", message: "clear_notification", data: ["tag": "washer"])
+        gw.advance(by: 0.25)
+        #expect(gw.core.directory["phone"]?.ledger.activities["washer"]?.phase == .dismissed, "kept until acknowledged")
+        s.ack()
+        gw.advance(by: 0.25)
+        #expect(gw.core.directory["phone"]?.ledger.activities.isEmpty == true)
+        s.close()
+        #expect(gw.relayRequests.isEmpty)
+    }
+
+    @Test func aDismissedActivityOfADeviceWithoutRelayIsForgottenAtOnce() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("tablet")
+        gw.push(Payload.liveUpdate(["tablet"], tag: "oven", message: "Baking"))
+        gw.push(Payload.push(["tablet"], message: "clear_notification", data: ["tag": "oven"]))
+        gw.advance(by: 0.25)
+        #expect(s.events.count == 3 && gw.core.directory["tablet"]?.ledger.activities.isEmpty == true)
+    }
+
+    @Test func aDeviceComingBackCancelsWhatWaitsAndTakesTheCurrentState() throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        for p in [0, 5, 10, 15] {
+            gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "\(p)%", ["progress": .number(Double(p)), "progress_max": 100]))
+        }
+        #expect(gw.relayRequests.map(\.body["message"]) == ["0%"])  // the updates wait for the 15 s interval
+        #expect(gw.device("phone")?["relay"]?["queued"] == 1)
+        let back = gw.connect("phone")
+        #expect(gw.device("phone")?["relay"]?["queued"] == 0)
+        back.read()
+        #expect(back.state("ev")?["progress"] == 15)
+        gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "20%", ["progress": 20, "progress_max": 100]))
+        gw.advance(by: 30)
+        back.ack()
+        #expect(gw.relayRequests.count == 1, "what the LAN carries never goes to the relay too")
+    }
+
+    @Test func startsBeyondTheHourlyBudgetWaitAndAreNotDropped() throws {
+        var config = TestGateway.defaultConfig()
+        config.relay.startsPerHour = 2
+        let gw = try TestGateway(config: config)
+        gw.goneDevice()
+        for tag in ["a", "b", "c"] { gw.push(Payload.liveUpdate(["phone"], tag: tag, message: "go")) }
+        #expect(gw.relayRequests.map(\.tag) == ["a", "b"])
+        #expect(gw.device("phone")?["relay"]?["queued"] == 1)
+        // Ends are never held by the budget.
+        gw.push(Payload.push(["phone"], message: "clear_notification", data: ["tag": "a"]))
+        #expect(gw.relayRequests.map(\.kind) == [.start, .start, .end])
+        gw.advance(by: 3600, tick: 30)
+        #expect(gw.relayRequests.map(\.tag) == ["a", "b", "a", "c"])
+        #expect(gw.device("phone")?["relay"]?["queued"] == 0)
+    }
+
+    @Test func a403MarksTheTokenInvalidUntilTheClientRegistersAgain() throws {
+        let gw = try TestGateway()
+        gw.relayAnswer = { _ in (403, ["errorMessage": "invalid token"]) }
+        gw.goneDevice()
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))
+        let phone = try #require(gw.device("phone"))
+        #expect(phone["relay"]?["token_invalid"] == true && phone["path"] == "none")
+        gw.push(Payload.liveUpdate(["phone"], tag: "dryer", message: "Drying"))
+        gw.advance(by: 30)
+        #expect(gw.relayRequests.count == 1)
+        // A new registration makes the path usable again.
+        gw.relayAnswer = { _ in (201, TestGateway.relayOK) }
+        gw.goneDevice(pushToken: "tok-phone-2")
+        #expect(gw.device("phone")?["path"] == "relay" && gw.device("phone")?["relay"]?["token_invalid"] == false)
+        gw.push(Payload.liveUpdate(["phone"], tag: "oven", message: "Baking"))
+        #expect(gw.relayed("oven").map(\.kind) == [.start])
+        #expect(gw.relayed("oven").first?.body["push_token"] == "tok-phone-2")
+    }
+
+    /// The relay path delivered a start while the device was away; a client that then visits (a snapshot, no
+    /// events, so no ack) and leaves again must not make the relay start it a second time.
+    @Test func aVisitWithoutAcksDoesNotMakeTheRelayRepeatWhatItDelivered() throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))
+        gw.relayBody("tok-phone", message: "Door", data: ["lanpush": ["path": "lan"]])
+        #expect(gw.relayRequests.map(\.kind) == [.start, .notification])
+        let visit = gw.connect("phone")
+        #expect(visit.types.suffix(3) == ["notification", "snapshot", "synced"])
+        visit.close()
+        #expect(gw.relayRequests.count == 2)
+        // What the relay had not delivered still goes: an update held by the interval, cancelled by the visit.
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Rinsing"))
+        #expect(gw.relayRequests.count == 2)
+        gw.connect("phone").close()
+        gw.advance(by: 15)
+        #expect(gw.relayRequests.map(\.kind) == [.start, .notification, .update])
+        #expect(gw.relayRequests.last?.body["message"] == "Rinsing")
+    }
+
+    @Test func theOutboxIsJournaledAndRestoredAfterARestart() throws {
+        let gw = try TestGateway(store: true)
+        gw.holdRelayAnswers = true
+        gw.goneDevice()
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", title: "Washer", message: "Washing"))
+        gw.push(Payload.push(["phone"], message: "Door", data: ["lanpush": ["path": "relay"]]))
+        #expect(gw.relayRequests.count == 2)
+        let outbox = try gw.storedState().outbox
+        #expect(outbox.map(\.kind).sorted() == ["notification", "start"])
+        #expect(outbox.first { $0.kind == "start" }?.body["title"] == "Washer")
+        // Never answered (a crash in flight): after the restart both go again, at least once.
+        try gw.restart(clean: false)
+        gw.holdRelayAnswers = false
+        gw.advance(by: 0.25)
+        #expect(gw.relayRequests.count == 4)
+        #expect(Set(gw.relayRequests.suffix(2).map(\.kind)) == [.start, .notification])
+        // Answered: the outbox is empty, and stays so across another restart.
+        #expect(try gw.storedState().outbox.isEmpty)
+        try gw.restart()
+        gw.advance(by: 1)
+        #expect(gw.relayRequests.count == 4)
+    }
+
+    @Test func aRelayedStartCarriesThePushToStartTokenUnlessTheTagHasAnActivityToken() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        s.send(["type": "push_to_start_token", "token": "pts-1"])
+        s.send(["type": "live_activity_token", "tag": "ev", "token": "la-ev"])
+        s.close()
+        gw.relayBody("tok-phone", title: "Oven", message: "Preheating", data: Payload.live("oven"))
+        gw.relayBody("tok-phone", title: "EV", message: "Charging", data: Payload.live("ev"))
+        gw.push(Payload.liveUpdate(["phone"], tag: "dryer", message: "Drying"))
+        let oven = try #require(gw.relayed("oven").first)
+        #expect(oven.body["push_to_start_token"] == "pts-1" && oven.body["live_activity_token"] == nil)
+        let ev = try #require(gw.relayed("ev").first)
+        #expect(ev.body["live_activity_token"] == "la-ev" && ev.body["push_to_start_token"] == nil)
+        #expect(gw.relayed("dryer").first?.body["push_to_start_token"] == "pts-1")
+        // An update is addressed by the activity token, never by the push-to-start token.
+        gw.advance(by: 15)
+        gw.relayBody("tok-phone", message: "80%", data: Payload.live("ev"))
+        #expect(gw.relayed("ev").last?.kind == .update && gw.relayed("ev").last?.body["live_activity_token"] == "la-ev")
+        #expect(gw.relayed("ev").last?.body["push_to_start_token"] == nil)
+    }
+
+    @Test func haSLiveActivityTokenWinsOverTheReportedOne() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        s.send(["type": "live_activity_token", "tag": "ev", "token": "la-reported"])
+        s.close()
+        gw.relayBody("tok-phone", title: "EV", message: "Charging", data: Payload.live("ev"), extra: ["live_activity_token": "la-from-ha"])
+        #expect(gw.relayed("ev").first?.body["live_activity_token"] == "la-from-ha")
+    }
+}

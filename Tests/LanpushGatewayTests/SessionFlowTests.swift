@@ -1,0 +1,183 @@
+import LanpushCore
+import LanpushTesting
+import Testing
+
+@testable import LanpushGateway
+
+/// Flow control of a lanpush.v1 session: cumulative acks, the ack timeout (4002), the window of unacknowledged
+/// frames and the merging beyond it, a socket that chokes, and seqs no JSON integer holds.
+@Suite struct SessionFlowTests {
+    static func config(window: Int = 32, ackTimeout: Double = 10) -> GatewayConfig {
+        var c = TestGateway.defaultConfig()
+        c.session.window = window
+        c.session.ackTimeout = ackTimeout
+        return c
+    }
+
+    @Test func anEventLeftUnacknowledgedPastTheAckTimeoutCloses4002() throws {
+        let gw = try TestGateway(config: Self.config(ackTimeout: 10))
+        let s = gw.connect("phone")
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))
+        #expect(s.frames("start").count == 1)
+        gw.advance(by: 10)
+        #expect(s.closeCode == nil)
+        gw.advance(by: 0.25)
+        #expect(s.closeCode == 4002)
+    }
+
+    @Test func anAckInTimeKeepsTheSessionOpen() throws {
+        let gw = try TestGateway(config: Self.config(ackTimeout: 10))
+        let s = gw.connect("phone")
+        for i in 0..<5 {
+            gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "step \(i)"))
+            gw.advance(by: 8)
+            s.ack()
+        }
+        gw.advance(by: 60)
+        #expect(s.closeCode == nil)
+    }
+
+    @Test func aQuietDeviceThatNeverAcksTheSnapshotStaysConnected() throws {
+        let gw = try TestGateway(config: Self.config(ackTimeout: 1))
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))
+        let s = gw.connect("phone")
+        #expect(s.types.suffix(2) == ["snapshot", "synced"])
+        gw.advance(by: 60)
+        #expect(s.closeCode == nil)
+        #expect(gw.device("phone")?["connected"] == true)
+    }
+
+    @Test func aClosedAckTimeoutMakesTheDeviceGoneAndItResumesAfterwards() throws {
+        let gw = try TestGateway(config: Self.config(ackTimeout: 2))
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
+        #expect(gw.relayRequests.isEmpty)
+        gw.advance(by: 2.25)
+        #expect(s.closeCode == 4002)
+        gw.completeCloses()
+        s.read()
+        // What it never acknowledged drains to the relay, and the client resumes from what it applied.
+        #expect(gw.relayed("washer").map(\.kind) == [.start])
+        #expect(gw.device("phone")?["path"] == "relay")
+        let r = gw.connect("phone", resume: (try #require(s.epoch), 0))
+        r.read()
+        #expect(r.state("washer") == ["message": "Washing"])
+    }
+
+    @Test func aReaderThatDoesNotAckHasAtMostTheWindowInFlightAndGetsMergedFrames() throws {
+        let gw = try TestGateway(config: Self.config(window: 4, ackTimeout: 1000))
+        let s = gw.connect("phone")
+        for i in 0..<8 { gw.push(Payload.liveUpdate(["phone"], tag: "t\(i)", message: "v0")) }
+        #expect(s.events.map { $0["tag"] } == ["t0", "t1", "t2", "t3"])
+        // Ten more changes of a tag that waits, and of one in flight: nothing more goes out.
+        for v in 1...10 {
+            gw.push(Payload.liveUpdate(["phone"], tag: "t6", message: "v\(v)"))
+            gw.push(Payload.liveUpdate(["phone"], tag: "t1", message: "v\(v)"))
+        }
+        #expect(s.events.count == 4)
+        // Acking frees the window: every waiting tag goes as one frame with its newest state.
+        while s.events.count < 100 {
+            let before = s.events.count
+            s.ack()
+            if s.events.count == before { break }
+            #expect(s.events.count - before <= 4)
+        }
+        #expect(s.events.count == 4 + 5)  // t4, t5, t6 (one start with v10), t7, t1 (one update with v10)
+        #expect(s.events.filter { $0["tag"] == "t6" }.map { $0["state"]?["message"] } == ["v10"])
+        #expect(s.events.filter { $0["tag"] == "t1" }.last?["patch"] == ["message": "v10"])
+        #expect(s.state("t6") == ["message": "v10"] && s.state("t1") == ["message": "v10"])
+        #expect(s.closeCode == nil)
+    }
+
+    @Test func aChokedSocketHoldsFramesAndTakesThemOnceItDrains() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.transport.choked = true
+        for i in 0..<3 { gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "step \(i)")) }
+        #expect(s.events.isEmpty)
+        s.drain()
+        // The three changes of one tag waited as one slot: a single start with the newest state.
+        #expect(s.events.map { $0["type"] } == ["start"])
+        #expect(s.events.first?["state"] == ["message": "step 2"])
+    }
+
+    /// The socket fills in the middle of a flush: the session must ask to write again, or what is left waits for
+    /// the next change or ack (and a client waiting for `synced` would wait forever).
+    @Test func aSocketThatFillsMidFlushGetsTheRestOnceItDrains() throws {
+        let gw = try TestGateway()
+        for i in 0..<6 { gw.push(Payload.liveUpdate(["phone"], tag: "t\(i)", message: "m")) }
+        gw.push(Payload.push(["phone"], message: "Door"))
+        let s = gw.open()
+        s.transport.chokeAfter = 2  // auth_ok and one more frame
+        s.send(["type": "auth", "token": .string(TestGateway.token(for: "phone"))])
+        s.send(["type": "subscribe"])
+        #expect(s.types == ["auth_required", "auth_ok", "notification"])
+        s.drain()
+        #expect(s.types == ["auth_required", "auth_ok", "notification", "snapshot", "synced"])
+        s.read()
+        #expect(s.activities.count == 6)
+    }
+
+    /// The notification queue is bounded in bytes: past it the oldest undelivered one is dropped and the session is
+    /// told in-band, never closed; the sender still gets its 2xx.
+    @Test func anOverflowIsReportedInBandAndNeverClosesTheSession() throws {
+        var config = Self.config(window: 2, ackTimeout: 1000)
+        config.limits.notificationQueueBytes = 4096
+        let gw = try TestGateway(config: config)
+        let slow = gw.connect("tablet")
+        for i in 0..<40 {
+            #expect(gw.push(Payload.push(["tablet"], message: "n\(i) " + String(repeating: "x", count: 300))).status == 202)
+        }
+        let dropped = try #require(slow.frames("notifications_dropped").first)
+        let count = try #require(dropped["count"]?.numberValue)
+        #expect(count > 0 && dropped["through"]?.numberValue ?? 0 > 2)
+        #expect(slow.closeCode == nil && slow.events.count == 2)
+        // Acking on, it gets what the queue still holds: the newest notifications, never more than the bound.
+        while true {
+            let before = slow.events.count
+            slow.ack()
+            if slow.events.count == before { break }
+        }
+        // Every notification either arrived or was counted in a report, each once.
+        let got = slow.frames("notification").compactMap { $0["message"]?.stringValue?.split(separator: " ").first }
+        let reported = slow.frames("notifications_dropped").compactMap { $0["count"]?.numberValue }.reduce(0, +)
+        #expect(got.first == "n0" && got.last == "n39" && got.count + Int(reported) == 40 && Set(got).count == got.count)
+        #expect(slow.closeCode == nil)
+        // A session starting afresh is not told about what was dropped before it came.
+        slow.close()
+        let fresh = gw.connect("tablet")
+        gw.push(Payload.push(["tablet"], message: "after"))
+        #expect(fresh.frames("notifications_dropped").isEmpty && fresh.frames("notification").last?["message"] == "after")
+    }
+
+    @Test(arguments: ["1e20", "18446744073709551616", "1e300", "-1", "1.5", "\"7\"", "null"])
+    func aHostileSeqIsAnErrorAndEverySessionSurvives(seq: String) throws {
+        let gw = try TestGateway()
+        let bystander = gw.connect("tablet")
+        let s = gw.open()
+        s.send(["type": "auth", "token": .string(TestGateway.token(for: "phone"))])
+        let epoch = try #require(s.frames.last?["epoch"]?.stringValue)
+        s.send(text: #"{"type":"ack","seq":\#(seq)}"#)
+        #expect(s.errors.count == 1 && s.errors.allSatisfy { $0.contains("seq") })
+        if seq != "null" {  // a null seq in subscribe means "no resume point"
+            s.send(text: #"{"type":"subscribe","epoch":"\#(epoch)","seq":\#(seq)}"#)
+            #expect(s.errors.count == 2 && s.errors.allSatisfy { $0.contains("seq") })
+        }
+        // The session still works, and so does everything else.
+        s.send(["type": "subscribe"])
+        gw.push(Payload.liveUpdate(["phone", "tablet"], tag: "oven", message: "Baking"))
+        #expect(s.frames("start").count == 1 && bystander.frames("start").count == 1)
+        #expect(s.closeCode == nil && bystander.closeCode == nil)
+        #expect(gw.request(.get, "/healthz").status == 200)
+    }
+
+    @Test func theLargestExactSeqIsTaken() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.send(text: #"{"type":"ack","seq":9007199254740992}"#)
+        #expect(s.errors.isEmpty)
+        s.send(text: #"{"type":"ack","seq":9007199254740994}"#)
+        #expect(s.errors.count == 1)
+    }
+}
