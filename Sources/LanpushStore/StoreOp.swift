@@ -48,11 +48,13 @@ public struct DeviceRow: Sendable, Hashable {
     public var liveActivityTokens: [String: JSONValue]
     public var pushToStartToken: String?
     public var lastSeen: Double?
+    /// What its clients' `register` frames said of Live Activities (`nil`: nothing yet; schema v3).
+    public var supportsLiveActivities: Bool?
 
     public init(
         id: String, epoch: String, seq: UInt64, pushToken: String? = nil, pushURL: String? = nil,
         registrationInfo: [String: JSONValue] = [:], liveActivityTokens: [String: JSONValue] = [:],
-        pushToStartToken: String? = nil, lastSeen: Double? = nil
+        pushToStartToken: String? = nil, lastSeen: Double? = nil, supportsLiveActivities: Bool? = nil
     ) {
         self.id = id
         self.epoch = epoch
@@ -63,6 +65,7 @@ public struct DeviceRow: Sendable, Hashable {
         self.liveActivityTokens = liveActivityTokens
         self.pushToStartToken = pushToStartToken
         self.lastSeen = lastSeen
+        self.supportsLiveActivities = supportsLiveActivities
     }
 }
 
@@ -116,10 +119,13 @@ public struct HARegistrationRow: Sendable, Hashable {
     public var haURL: String
     public var registeredAt: Double
     public var updatedAt: Double
+    /// The `app_data` HA holds (schema v3); `nil` for a registration stored before: v2's fields only
+    /// (`push_websocket_channel`, and `push_url` + `push_token` when `pushURL` is set).
+    public var appData: [String: JSONValue]?
 
     public init(
         deviceId: String, haDeviceId: String, webhookId: String, deviceName: String, pushToken: String, pushURL: String,
-        haURL: String, registeredAt: Double, updatedAt: Double
+        haURL: String, registeredAt: Double, updatedAt: Double, appData: [String: JSONValue]? = nil
     ) {
         self.deviceId = deviceId
         self.haDeviceId = haDeviceId
@@ -130,5 +136,6 @@ public struct HARegistrationRow: Sendable, Hashable {
         self.haURL = haURL
         self.registeredAt = registeredAt
         self.updatedAt = updatedAt
+        self.appData = appData
     }
 }

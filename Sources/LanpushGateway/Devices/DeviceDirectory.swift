@@ -33,6 +33,7 @@ final class DeviceDirectory {
                 device.liveActivityTokens = row.liveActivityTokens
                 device.pushToStartToken = row.pushToStartToken
                 device.lastSeen = row.lastSeen
+                device.supportsLiveActivities = row.supportsLiveActivities
             }
             records[d.id] = device
             byToken[d.token] = d.id

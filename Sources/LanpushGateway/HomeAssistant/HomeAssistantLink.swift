@@ -10,20 +10,36 @@ import Logging
 /// The link wires its parts and says what follows what:
 /// - `HomeAssistantConnection`: the websocket to `/api/websocket` (auth, "HA is running", reconnects);
 /// - `HomeAssistantRegistrar`: each device's mobile_app registration (kept, updated, or checked and made);
-/// - `HomeAssistantChannel`: each registration's local push channel (events through `Ingest`, confirms).
+/// - `HomeAssistantChannel`: each registration's local push channel (events through `Ingest`, confirms);
+/// - `HomeAssistantSensorSync`: each device's entities (what `GET /v1/devices` says of it), through its webhook;
+/// - `HomeAssistantLiveActivities`: HA's own Live Activity bookkeeping, for an HA that has it.
 ///
-/// Connection ready → every device is reconciled; registered → its channel subscribes; a subscription HA answers
-/// "not found" → the registrar looks before registering again; connection lost → every channel is down until the
-/// next connection is ready.
+/// Connection ready → every exposed device is reconciled, devices no longer exposed get their entities
+/// `unavailable`, devices removed from lanpush's config leave HA; registered → its channel subscribes and its
+/// sensors register; a subscription HA answers "not found" → the registrar looks before registering again; a
+/// device's state changes (`DeviceEvents`) → its sensors update; a client's report → the bookkeeping; connection
+/// lost → every channel is down until the next connection is ready.
 final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLinkContext {
     let settings: HomeAssistantSettings
     let core: GatewayCore
     let logger: Logger
     let connection: HomeAssistantConnection
     /// `nil` without a token: the link reports it and never connects.
-    private let parts: (rest: HomeAssistantREST, registrar: HomeAssistantRegistrar, channel: HomeAssistantChannel)?
+    private let parts: Parts?
     /// Exposed devices, config order.
     private(set) var devices: [HomeAssistantDevice] = []
+    /// Devices with a stored registration that are no longer exposed (their entities go `unavailable`).
+    private var unexposed: [HomeAssistantDevice] = []
+    /// Stored registrations of devices no longer in lanpush's config (they leave HA).
+    private var removed: [HARegistrationRow]
+
+    private struct Parts {
+        let rest: HomeAssistantREST
+        let registrar: HomeAssistantRegistrar
+        let channel: HomeAssistantChannel
+        let sensors: HomeAssistantSensorSync
+        let liveActivities: HomeAssistantLiveActivities
+    }
 
     /// The connection's state (shown per device in `GET /v1/devices`).
     var state: HomeAssistantConnection.State { connection.state }
@@ -62,25 +78,36 @@ final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLin
         self.logger = logger
         self.connection = connection
         if let rest = HomeAssistantREST(settings: settings, inbox: inbox) {
-            parts = (
-                rest,
-                HomeAssistantRegistrar(settings: settings, connection: connection, rest: rest, core: core, logger: logger),
-                HomeAssistantChannel(connection: connection, core: core, logger: logger)
-            )
+            let registrar = HomeAssistantRegistrar(settings: settings, connection: connection, rest: rest, core: core, logger: logger)
+            parts = Parts(
+                rest: rest, registrar: registrar, channel: HomeAssistantChannel(connection: connection, core: core, logger: logger),
+                sensors: HomeAssistantSensorSync(
+                    connection: connection, rest: rest, core: core, interval: settings.sensorInterval, logger: logger),
+                liveActivities: HomeAssistantLiveActivities(
+                    connection: connection, rest: rest, registrar: registrar, core: core, logger: logger))
         } else {
             parts = nil
         }
+        removed = stored.values.filter { core.directory[$0.deviceId] == nil }.sorted { $0.deviceId < $1.deviceId }
         for record in core.directory.sorted {
             let exposed = settings.deviceIds.contains(record.id)
             let device = HomeAssistantDevice(id: record.id, name: record.name, exposed: exposed, row: stored[record.id])
             record.homeAssistant = device
             device.link = self
-            if exposed { devices.append(device) }
+            if exposed {
+                devices.append(device)
+            } else if device.row != nil {
+                unexposed.append(device)
+            }
         }
         devices.sort { settings.deviceIds.firstIndex(of: $0.id)! < settings.deviceIds.firstIndex(of: $1.id)! }
         connection.delegate = self
         parts?.registrar.context = self
         parts?.channel.context = self
+        parts?.sensors.context = self
+        parts?.liveActivities.context = self
+        core.events.onChange = { [weak self] record in self?.deviceChanged(record) }
+        core.events.onReport = { [weak self] record, report in self?.reported(report, by: record) }
     }
 
     private func begin() {
@@ -112,13 +139,17 @@ final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLin
     }
 
     func connectionReady(_ connection: HomeAssistantConnection) {
-        parts?.registrar.reconcile(devices)
+        guard let parts else { return }
+        parts.registrar.reconcile(devices)
+        for d in unexposed { parts.sensors.markUnavailable(d) }
+        parts.registrar.retire(removed) { [weak self] row in self?.removed.removeAll { $0.deviceId == row.deviceId } }
     }
 
     func connectionLost(_ connection: HomeAssistantConnection) {
         if let error = connection.lastError, error.hasPrefix("auth_invalid") {
             for d in devices { d.lastError = error }
         }
+        parts?.sensors.lost()
         for d in devices {
             parts?.channel.lost(d)
             statusChanged(d)
@@ -150,9 +181,22 @@ final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLin
 
     func registered(_ d: HomeAssistantDevice) {
         parts?.channel.subscribe(d)
+        parts?.sensors.start(d)
     }
 
     func registrationMissing(_ d: HomeAssistantDevice) {
         parts?.registrar.verify(d)
+    }
+
+    // MARK: What the gateway's core reports
+
+    private func deviceChanged(_ record: DeviceRecord) {
+        guard let d = record.homeAssistant, d.exposed else { return }
+        parts?.sensors.changed(d)
+    }
+
+    private func reported(_ report: DeviceEvents.Report, by record: DeviceRecord) {
+        guard let d = record.homeAssistant, d.exposed else { return }
+        parts?.liveActivities.report(report, device: d)
     }
 }

@@ -6,7 +6,8 @@ import Logging
 /// device's name or push_url changed), or find and remove a leftover of a lost state before registering anew.
 /// Loop thread only.
 ///
-/// Per device: with a stored webhook_id, `update_registration` if what HA holds differs, and it is registered;
+/// Per device: with a stored webhook_id, `update_registration` if what HA holds (name, app_data) differs, and it is
+/// registered;
 /// without one, look for config entries of this device (a lost state leaves one behind: the device registry's
 /// device with identifier `("mobile_app", "lanpush-<id>")` names them — HA's config entry API does not show unique
 /// ids), remove them, then `POST /api/mobile_app/registrations` and store the webhook_id.
@@ -35,8 +36,8 @@ final class HomeAssistantRegistrar {
         guard connection.state == .ready else { return }
         var toRegister: [HomeAssistantDevice] = []
         for d in devices {
-            if let row = d.row {
-                if row.deviceName != d.name || row.pushURL != (settings.pushURL ?? "") { updateRegistration(d) }
+            if d.row != nil {
+                refresh(d)
                 context?.registered(d)
             } else if d.registration == .none || d.registration == .error {
                 d.registration = .checking
@@ -54,7 +55,39 @@ final class HomeAssistantRegistrar {
                         "device": "\(d.id)", "entries": "\(leftovers.joined(separator: ","))",
                     ])
                 }
-                self.removeEntries(leftovers, of: d.id) { [weak self] in self?.register(d) }
+                self.removeEntries(leftovers, of: d.id) { [weak self] _ in self?.register(d) }
+            }
+        }
+    }
+
+    /// `update_registration` when what HA holds of the device (its name, its app_data) is not what it should be.
+    func refresh(_ d: HomeAssistantDevice) {
+        guard let row = d.row, row.deviceName != d.name || heldAppData(row) != appData(d, pushToken: row.pushToken) else { return }
+        updateRegistration(d)
+    }
+
+    /// Registrations of devices no longer in lanpush's config: their HA devices go too (HA deletes the device, its
+    /// notify action and its entities with the config entry), then the stored row. A row whose entries cannot be
+    /// removed (the token is not an admin's) stays, and is tried again on the next connection.
+    func retire(_ rows: [HARegistrationRow], then: @escaping (HARegistrationRow) -> Void) {
+        guard !rows.isEmpty else { return }
+        lookUp(failed: { why in self.logger.error("cannot remove the HA devices of removed lanpush devices: \(why)") }) { [weak self] entries in
+            guard let self else { return }
+            for row in rows {
+                let ids = entries(row.haDeviceId).map(\.id)
+                self.removeEntries(ids, of: row.deviceId) { [weak self] removed in
+                    guard let self else { return }
+                    guard removed else {
+                        return self.logger.error("a device removed from lanpush's config is still in HA: delete it there (Settings → Devices), or give lanpush an admin's token", metadata: [
+                            "device": "\(row.deviceId)", "device_name": "\(row.deviceName)",
+                        ])
+                    }
+                    self.core.journal.recordRegistrationRemoved(device: row.deviceId)
+                    self.logger.info("device removed from lanpush's config: its HA device is removed too", metadata: [
+                        "device": "\(row.deviceId)", "device_name": "\(row.deviceName)", "entries": "\(ids.count)",
+                    ])
+                    then(row)
+                }
             }
         }
     }
@@ -82,7 +115,7 @@ final class HomeAssistantRegistrar {
                 // Loaded, yet our webhook_id is unknown: HA has another registration of this device. Replace it.
                 self.logger.warning("HA's registration of this device is not the one lanpush stored; replacing it", metadata: ["device": "\(d.id)"])
                 self.forget(d)
-                self.removeEntries(found.map(\.id), of: d.id) { [weak self] in self?.register(d) }
+                self.removeEntries(found.map(\.id), of: d.id) { [weak self] _ in self?.register(d) }
             }
         }
     }
@@ -127,38 +160,56 @@ final class HomeAssistantRegistrar {
         core.journal.recordRegistrationRemoved(device: d.id)
     }
 
-    /// `DELETE /api/config/config_entries/entry/<id>` for each (admin token needed), then `then` on the loop.
-    private func removeEntries(_ ids: [String], of device: String, then: @escaping () -> Void) {
-        guard let first = ids.first else { return then() }
+    /// `DELETE /api/config/config_entries/entry/<id>` for each (admin token needed), then `then` on the loop with
+    /// whether every one is gone.
+    private func removeEntries(_ ids: [String], of device: String, allRemoved: Bool = true, then: @escaping (Bool) -> Void) {
+        guard let first = ids.first else { return then(allRemoved) }
         rest.send("DELETE", "/config/config_entries/entry/\(first)") { [weak self] response in
             guard let self else { return }
-            if response.status == 200 || response.status == 404 {
-                self.logger.info("removed a stale HA registration", metadata: ["device": "\(device)", "entry": "\(first)"])
+            let removed = response.status == 200 || response.status == 404
+            if removed {
+                self.logger.info("removed an HA registration", metadata: ["device": "\(device)", "entry": "\(first)"])
             } else {
-                // Not fatal: the new registration still works; HA keeps a dangling entry for the same device.
-                self.logger.error("cannot remove a stale HA registration (needs an admin token)", metadata: [
+                // Not fatal for a replacement: the new registration still works; HA keeps a dangling entry.
+                self.logger.error("cannot remove an HA registration (needs an admin token)", metadata: [
                     "device": "\(device)", "entry": "\(first)", "answer": "\(response.summary)",
                 ])
             }
-            self.removeEntries(Array(ids.dropFirst()), of: device, then: then)
+            self.removeEntries(Array(ids.dropFirst()), of: device, allRemoved: allRemoved && removed, then: then)
         }
     }
 
     // MARK: Registering
 
-    private func appData(_ pushToken: String) -> JSONValue {
-        var o: [String: JSONValue] = ["push_websocket_channel": true]
-        if let url = settings.pushURL {
-            o["push_url"] = .string(url)
-            o["push_token"] = .string(pushToken)
+    /// What the registration's `app_data` should hold: the local push channel and the push_url fallback, and for an
+    /// HA with the Live Activity bookkeeping (`HomeAssistantLiveActivities`) what the device's clients reported.
+    private func appData(_ d: HomeAssistantDevice, pushToken: String) -> [String: JSONValue] {
+        var o = Self.baseAppData(pushURL: settings.pushURL ?? "", pushToken: pushToken)
+        if HomeAssistantVersion.hasLiveActivityWebhooks(connection.haVersion), let record = core.directory[d.id] {
+            if let supports = record.supportsLiveActivities { o["supports_live_activities"] = .bool(supports) }
+            if let token = record.pushToStartToken { o["start_live_activity_token"] = .string(token) }
         }
-        return .object(o)
+        return o
     }
 
-    private func registrationFields(_ d: HomeAssistantDevice, pushToken: String) -> [String: JSONValue] {
+    static func baseAppData(pushURL: String, pushToken: String) -> [String: JSONValue] {
+        var o: [String: JSONValue] = ["push_websocket_channel": true]
+        if !pushURL.isEmpty {
+            o["push_url"] = .string(pushURL)
+            o["push_token"] = .string(pushToken)
+        }
+        return o
+    }
+
+    /// What HA holds: as stored, or for a registration stored before app_data was, what lanpush sent then.
+    private func heldAppData(_ row: HARegistrationRow) -> [String: JSONValue] {
+        row.appData ?? Self.baseAppData(pushURL: row.pushURL, pushToken: row.pushToken)
+    }
+
+    private func registrationFields(_ d: HomeAssistantDevice, appData: [String: JSONValue]) -> [String: JSONValue] {
         [
             "app_version": .string(LanpushVersion.current), "device_name": .string(d.name), "manufacturer": "lanpush",
-            "model": "lanpush LAN device", "os_version": .string(LanpushVersion.current), "app_data": appData(pushToken),
+            "model": "lanpush LAN device", "os_version": .string(LanpushVersion.current), "app_data": .object(appData),
         ]
     }
 
@@ -170,7 +221,8 @@ final class HomeAssistantRegistrar {
         core.directory.route(pushToken: pushToken, to: d.id)
         d.registration = .registering
         context?.statusChanged(d)
-        var body = registrationFields(d, pushToken: pushToken)
+        let appData = appData(d, pushToken: pushToken)
+        var body = registrationFields(d, appData: appData)
         body["device_id"] = .string(d.haDeviceId)
         body["app_id"] = .string(HomeAssistantSettings.appId)
         body["app_name"] = "lanpush"
@@ -180,11 +232,14 @@ final class HomeAssistantRegistrar {
         let pushURL = settings.pushURL ?? ""
         rest.send("POST", "/mobile_app/registrations", body: .object(body)) { [weak self, weak d] response in
             guard let self, let d else { return }
-            self.registered(d, response: response, name: name, pushToken: pushToken, pushURL: pushURL)
+            self.registered(d, response: response, name: name, pushToken: pushToken, pushURL: pushURL, appData: appData)
         }
     }
 
-    private func registered(_ d: HomeAssistantDevice, response: HomeAssistantREST.Response, name: String, pushToken: String, pushURL: String) {
+    private func registered(
+        _ d: HomeAssistantDevice, response: HomeAssistantREST.Response, name: String, pushToken: String, pushURL: String,
+        appData: [String: JSONValue]
+    ) {
         guard response.status == 200 || response.status == 201, let webhookId = response.body?["webhook_id"]?.stringValue,
             !webhookId.isEmpty
         else {
@@ -196,7 +251,7 @@ final class HomeAssistantRegistrar {
         let now = core.clock()
         let row = HARegistrationRow(
             deviceId: d.id, haDeviceId: d.haDeviceId, webhookId: webhookId, deviceName: name, pushToken: pushToken,
-            pushURL: pushURL, haURL: settings.baseURL, registeredAt: now, updatedAt: now)
+            pushURL: pushURL, haURL: settings.baseURL, registeredAt: now, updatedAt: now, appData: appData)
         d.row = row
         d.registration = .registered
         d.lastError = nil
@@ -207,12 +262,12 @@ final class HomeAssistantRegistrar {
         ])
         context?.statusChanged(d)
         if connection.state == .ready {
-            if name != d.name { updateRegistration(d) }
+            refresh(d)
             context?.registered(d)
         }
     }
 
-    /// The mobile_app webhook's `update_registration` (the device's name or push_url changed): HA renames the
+    /// The mobile_app webhook's `update_registration` (the device's name or app_data changed): HA renames the
     /// device and reloads notify, so the service becomes `notify.mobile_app_<new name>`. Same webhook_id.
     private func updateRegistration(_ d: HomeAssistantDevice) {
         guard let row = d.row, d.registration != .updating else { return }
@@ -220,7 +275,8 @@ final class HomeAssistantRegistrar {
         context?.statusChanged(d)
         let name = d.name
         let pushURL = settings.pushURL ?? ""
-        let data = JSONValue.object(registrationFields(d, pushToken: row.pushToken))
+        let appData = appData(d, pushToken: row.pushToken)
+        let data = JSONValue.object(registrationFields(d, appData: appData))
         rest.webhook(row.webhookId, "update_registration", data) { [weak self, weak d] response in
             guard let self, let d else { return }
             // HA answers an unknown webhook with 200 and no body: success is the registration echoed back.
@@ -235,6 +291,7 @@ final class HomeAssistantRegistrar {
             }
             row.deviceName = name
             row.pushURL = pushURL
+            row.appData = appData
             row.updatedAt = self.core.clock()
             d.row = row
             d.registration = .registered
@@ -243,7 +300,7 @@ final class HomeAssistantRegistrar {
                 "device": "\(d.id)", "device_name": "\(name)", "notify_service": "\(d.notifyService)",
             ])
             self.context?.statusChanged(d)
-            if name != d.name || pushURL != (self.settings.pushURL ?? "") { self.updateRegistration(d) }
+            self.refresh(d)  // something changed again while it was under way
         }
     }
 }
