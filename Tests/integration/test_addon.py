@@ -66,7 +66,7 @@ def config() -> dict:
 
 
 def lanpush_version() -> str:
-    text = (ROOT / "Sources/LanpushGateway/Support/Version.swift").read_text()
+    text = (ROOT / "Sources/LanpushCore/Version.swift").read_text()
     match = re.search(r'current\s*=\s*"([^"]+)"', text)
     assert match, text
     return match.group(1)
