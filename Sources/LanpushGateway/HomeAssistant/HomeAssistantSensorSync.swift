@@ -149,7 +149,8 @@ final class HomeAssistantSensorSync {
 
     /// The throttle's time came: one `update_sensor_states` with what differs from what HA holds.
     private func flush(_ d: HomeAssistantDevice) {
-        guard var s = states[d.id], let row = d.row else { return }
+        // Updates go to the webhook the sensors were registered with; a new registration registers them anew (`start`).
+        guard var s = states[d.id], d.row?.webhookId == s.webhookId else { return }
         let now = core.clock()
         if s.busy {
             // The answer in flight calls `changed` again.
@@ -169,7 +170,7 @@ final class HomeAssistantSensorSync {
         states[d.id] = s
         let epoch = s.epoch
         let data = JSONValue.array(changed.map { $0.update(device: d.id, values.values[$0]!) })
-        rest.webhook(row.webhookId, "update_sensor_states", data) { [weak self, weak d] response in
+        rest.webhook(s.webhookId, "update_sensor_states", data) { [weak self, weak d] response in
             guard let self, let d, self.states[d.id]?.epoch == epoch else { return }
             self.updated(d, changed, values: values, response: response)
         }
