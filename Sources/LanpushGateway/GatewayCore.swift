@@ -19,6 +19,8 @@ package final class GatewayCore {
     /// The epoch given to devices whose sequence could not be trusted at start (new, or an unclean stop).
     let epoch: String
     let directory: DeviceDirectory
+    /// What HA-native mode follows of each device (state changes, client reports); nothing listens without it.
+    let events: DeviceEvents
     let journal: Journal
     let sessions: SessionRegistry
     let relay: RelayHandOver
@@ -56,14 +58,17 @@ package final class GatewayCore {
         self.epoch = epoch
         let directory = DeviceDirectory(config: config, stored: stored, epoch: epoch)
         self.directory = directory
+        let events = DeviceEvents()
+        self.events = events
         let journal = Journal(persist: persist)
         self.journal = journal
-        let sessions = SessionRegistry(metrics: metrics, logger: logger)
+        let sessions = SessionRegistry(metrics: metrics, events: events, logger: logger)
         self.sessions = sessions
         let relay = RelayHandOver(
-            config: config.relay, directory: directory, journal: journal, metrics: metrics, logger: logger, clock: clock)
+            config: config.relay, directory: directory, journal: journal, events: events, metrics: metrics, logger: logger,
+            clock: clock)
         self.relay = relay
-        let report = DeviceReport(sessions: sessions, relay: relay, clock: clock)
+        let report = DeviceReport(sessions: sessions, relay: relay, events: events, clock: clock)
         self.report = report
         let ingest = Ingest(directory: directory, sessions: sessions, relay: relay, journal: journal, metrics: metrics, logger: logger)
         self.ingest = ingest
@@ -74,7 +79,7 @@ package final class GatewayCore {
         self.throttle = throttle
         sessionProtocol = SessionProtocol(
             config: config, directory: directory, sessions: sessions, journal: journal, relay: relay, report: report,
-            throttle: throttle, metrics: metrics, logger: logger, clock: clock)
+            throttle: throttle, events: events, metrics: metrics, logger: logger, clock: clock)
         housekeeping = Housekeeping(
             config: config.session, directory: directory, sessions: sessions, journal: journal, relay: relay, ingest: ingest,
             clock: clock)

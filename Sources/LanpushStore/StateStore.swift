@@ -131,6 +131,12 @@ public final class StateStore: @unchecked Sendable {
                 t.column("created_at", .double).notNull()
             }
         }
+        // v4: whether a device's clients can show Live Activities (their `register` frame says so; NULL: never said),
+        // and the `app_data` lanpush last gave HA for a registration (NULL: stored before v4, the v2 fields only).
+        m.registerMigration("v4") { db in
+            try db.alter(table: "device") { t in t.add(column: "supports_live_activities", .boolean) }
+            try db.alter(table: "ha_registration") { t in t.add(column: "app_data", .text) }
+        }
         return m
     }
 
@@ -149,7 +155,8 @@ public final class StateStore: @unchecked Sendable {
                     id: id, epoch: row["epoch"], seq: UInt64(max(0, seq)), pushToken: row["push_token"],
                     pushURL: row["push_url"], registrationInfo: StoreCodec.object(row["registration_info"]),
                     liveActivityTokens: StoreCodec.object(row["live_activity_tokens"]),
-                    pushToStartToken: row["push_to_start_token"], lastSeen: row["last_seen"])
+                    pushToStartToken: row["push_to_start_token"], lastSeen: row["last_seen"],
+                    supportsLiveActivities: row["supports_live_activities"])
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM activity ORDER BY device_id, tag") {
                 let tag: String = row["tag"]
@@ -185,7 +192,8 @@ public final class StateStore: @unchecked Sendable {
                 let r = HARegistrationRow(
                     deviceId: row["device_id"], haDeviceId: row["ha_device_id"], webhookId: row["webhook_id"],
                     deviceName: row["device_name"], pushToken: row["push_token"], pushURL: row["push_url"],
-                    haURL: row["ha_url"], registeredAt: row["registered_at"], updatedAt: row["updated_at"])
+                    haURL: row["ha_url"], registeredAt: row["registered_at"], updatedAt: row["updated_at"],
+                    appData: (row["app_data"] as String?).map { StoreCodec.object($0) })
                 state.haRegistrations[r.deviceId] = r
             }
             return state
@@ -216,11 +224,12 @@ public final class StateStore: @unchecked Sendable {
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO device (id, epoch, seq, push_token, push_url, registration_info,
-                      live_activity_tokens, push_to_start_token, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                      live_activity_tokens, push_to_start_token, last_seen, supports_live_activities)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(
                 arguments: [
                     d.id, d.epoch, Int64(d.seq), d.pushToken, d.pushURL, JSONValue.object(d.registrationInfo).serialized(),
-                    JSONValue.object(d.liveActivityTokens).serialized(), d.pushToStartToken, d.lastSeen,
+                    JSONValue.object(d.liveActivityTokens).serialized(), d.pushToStartToken, d.lastSeen, d.supportsLiveActivities,
                 ])
         case .upsertActivity(let deviceId, let a):
             try db.cachedStatement(
@@ -258,11 +267,11 @@ public final class StateStore: @unchecked Sendable {
             try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO ha_registration (device_id, ha_device_id, webhook_id, device_name, push_token,
-                      push_url, ha_url, registered_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                      push_url, ha_url, registered_at, updated_at, app_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(
                 arguments: [
                     r.deviceId, r.haDeviceId, r.webhookId, r.deviceName, r.pushToken, r.pushURL, r.haURL, r.registeredAt,
-                    r.updatedAt,
+                    r.updatedAt, r.appData.map { JSONValue.object($0).serialized() },
                 ])
         case .deleteHARegistration(let deviceId):
             try db.cachedStatement(sql: "DELETE FROM ha_registration WHERE device_id = ?").execute(arguments: [deviceId])

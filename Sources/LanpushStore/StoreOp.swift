@@ -54,11 +54,13 @@ public struct DeviceRow: Sendable, Hashable {
     public var liveActivityTokens: [String: JSONValue]
     public var pushToStartToken: String?
     public var lastSeen: Double?
+    /// What its clients' `register` frames said of Live Activities (`nil`: nothing yet; schema v4).
+    public var supportsLiveActivities: Bool?
 
     public init(
         id: String, epoch: String, seq: UInt64, pushToken: String? = nil, pushURL: String? = nil,
         registrationInfo: [String: JSONValue] = [:], liveActivityTokens: [String: JSONValue] = [:],
-        pushToStartToken: String? = nil, lastSeen: Double? = nil
+        pushToStartToken: String? = nil, lastSeen: Double? = nil, supportsLiveActivities: Bool? = nil
     ) {
         self.id = id
         self.epoch = epoch
@@ -69,6 +71,7 @@ public struct DeviceRow: Sendable, Hashable {
         self.liveActivityTokens = liveActivityTokens
         self.pushToStartToken = pushToStartToken
         self.lastSeen = lastSeen
+        self.supportsLiveActivities = supportsLiveActivities
     }
 }
 
@@ -124,10 +127,13 @@ public struct HARegistrationRow: Sendable, Hashable {
     public var haURL: String
     public var registeredAt: Double
     public var updatedAt: Double
+    /// The `app_data` HA holds (schema v4); `nil` for a registration stored before: v2's fields only
+    /// (`push_websocket_channel`, and `push_url` + `push_token` when `pushURL` is set).
+    public var appData: [String: JSONValue]?
 
     public init(
         deviceId: String, haDeviceId: String, webhookId: String, deviceName: String, pushToken: String, pushURL: String,
-        haURL: String, registeredAt: Double, updatedAt: Double
+        haURL: String, registeredAt: Double, updatedAt: Double, appData: [String: JSONValue]? = nil
     ) {
         self.deviceId = deviceId
         self.haDeviceId = haDeviceId
@@ -138,6 +144,7 @@ public struct HARegistrationRow: Sendable, Hashable {
         self.haURL = haURL
         self.registeredAt = registeredAt
         self.updatedAt = updatedAt
+        self.appData = appData
     }
 }
 

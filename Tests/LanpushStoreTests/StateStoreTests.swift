@@ -46,6 +46,27 @@ import Testing
             pushURL: "http://x", haURL: "http://ha", registeredAt: 1, updatedAt: 2)
         try store.write([.haRegistration(row)])
         #expect(try store.load().haRegistrations["phone"] == row)
+        // v3: v1's devices never said whether they show Live Activities; a registration written without app_data
+        // reads back without it (v2's fields only).
+        #expect(state.devices["phone"]?.supportsLiveActivities == nil)
+        #expect(try store.load().haRegistrations["phone"]?.appData == nil)
+    }
+
+    @Test func v3FieldsRoundTrip() throws {
+        let store = try StateStore(directory: dir)
+        let device = DeviceRow(id: "phone", epoch: "e", seq: 1, supportsLiveActivities: false)
+        var row = HARegistrationRow(
+            deviceId: "phone", haDeviceId: "lanpush-phone", webhookId: "hook", deviceName: "Phone", pushToken: "t",
+            pushURL: "", haURL: "http://ha", registeredAt: 1, updatedAt: 2,
+            appData: ["push_websocket_channel": true, "supports_live_activities": false, "start_live_activity_token": "pts"])
+        try store.write([.device(device), .haRegistration(row)])
+        var state = try store.load()
+        #expect(state.devices["phone"] == device && state.devices["phone"]?.supportsLiveActivities == false)
+        #expect(state.haRegistrations["phone"] == row)
+        row.appData = [:]
+        try store.write([.haRegistration(row), .device(DeviceRow(id: "phone", epoch: "e", seq: 2, supportsLiveActivities: true))])
+        state = try store.load()
+        #expect(state.haRegistrations["phone"]?.appData == [:] && state.devices["phone"]?.supportsLiveActivities == true)
     }
 
     @Test func opsOnOneRowCollapseToTheLast() throws {

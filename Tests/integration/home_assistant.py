@@ -5,6 +5,8 @@ The venv is built once, outside the repository, and reused: `${LANPUSH_HA_VENV}`
 the requirements of every integration HA loads at start-up are pre-installed so it never installs at run time
 (`--skip-pip`): PyNaCl for mobile_app, the frontend (without it HA starts in recovery mode), hass-nabucasa (cloud,
 an after-dependency of mobile_app), zeroconf, PyTurboJPEG and ha-ffmpeg (camera / ffmpeg, pulled in by defaults).
+The `rest` integration's two (jsonpath, xmltodict) are added to an existing venv when missing (the README's `rest`
+sensor example runs in HA).
 
 Run `python Tests/integration/home_assistant.py` to build (or check) the cached venv ahead of a test run.
 """
@@ -31,6 +33,8 @@ REQUIREMENTS = [
     f"homeassistant=={HA_VERSION}", "home-assistant-frontend==20250411.0", "hass-nabucasa==0.94.0",
     "zeroconf==0.146.0", "PyNaCl==1.5.0", "PyTurboJPEG==1.7.5", "ha-ffmpeg==3.2.2",
 ]
+# The `rest` integration's requirements (its manifest.json in 2025.4.4): installed into a venv built without them.
+EXTRAS = ["jsonpath==0.82.2", "xmltodict==0.13.0"]
 READY_MARK = ".lanpush-ready"
 USER, PASSWORD = "tester", "secretpass"
 
@@ -70,6 +74,7 @@ def ensure_venv(log=print) -> Path:
     with open(venv.parent / f".{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _ready(venv):
+            _ensure_extras(venv, log)
             return venv
         log(f"building the Home Assistant {HA_VERSION} venv in {venv} (once; several minutes)")
         started = time.time()
@@ -82,8 +87,17 @@ def ensure_venv(log=print) -> Path:
         (venv / READY_MARK).write_text(" ".join(REQUIREMENTS) + "\n")
         if not _ready(venv):
             raise RuntimeError(f"the Home Assistant venv in {venv} does not import")
+        _ensure_extras(venv, log)
         log(f"Home Assistant venv ready in {time.time() - started:.0f} s")
         return venv
+
+
+def _ensure_extras(venv: Path, log) -> None:
+    python = str(venv / "bin" / "python")
+    if subprocess.run([python, "-c", "import jsonpath, xmltodict"], capture_output=True).returncode == 0:
+        return
+    log(f"adding {' '.join(EXTRAS)} to the Home Assistant venv")
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *EXTRAS], check=True)
 
 
 def free_port() -> int:
@@ -118,14 +132,17 @@ logger:
 class HomeAssistant:
     """One Home Assistant process with its own config folder, user and long-lived token."""
 
-    def __init__(self, venv: Path, port: int | None = None):
+    def __init__(self, venv: Path, port: int | None = None, extra_config: str = "", secrets: dict | None = None):
+        """`extra_config`: YAML appended to configuration.yaml; `secrets`: secrets.yaml (for `!secret`)."""
         self.venv = venv
         self.python = str(venv / "bin" / "python")
         self.port = port or free_port()
         self.dir = Path(tempfile.mkdtemp(prefix="lanpush-ha-"))
         self.config = self.dir / "config"
         self.config.mkdir()
-        (self.config / "configuration.yaml").write_text(CONFIGURATION.format(port=self.port))
+        (self.config / "configuration.yaml").write_text(CONFIGURATION.format(port=self.port) + extra_config)
+        if secrets:
+            (self.config / "secrets.yaml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in secrets.items()))
         subprocess.run([self.python, "-m", "homeassistant", "--script", "auth", "-c", str(self.config), "add", USER,
                         PASSWORD], check=True, capture_output=True)
         self.proc = None
@@ -246,6 +263,20 @@ class HomeAssistant:
         if data is not None:
             body["data"] = data
         return self.rest("POST", f"/api/services/notify/{service}", body)
+
+    def entities(self, platform="mobile_app"):
+        """The entity registry's entries of `platform`."""
+        with self.websocket() as ws:
+            return [e for e in ws.call("config/entity_registry/list") if e["platform"] == platform]
+
+    def state(self, entity_id):
+        status, body = self.rest("GET", f"/api/states/{entity_id}")
+        return body if status == 200 else None
+
+    def stored_config_entries(self, domain="mobile_app"):
+        """Config entries as HA stored them (with their data, which no API shows): `.storage/core.config_entries`."""
+        path = self.config / ".storage" / "core.config_entries"
+        return [e for e in json.loads(path.read_text())["data"]["entries"] if e["domain"] == domain]
 
     def registry(self):
         """(mobile_app devices of the device registry, mobile_app config entries)."""

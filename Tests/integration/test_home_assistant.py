@@ -1,14 +1,17 @@
 """HA-native mode against a real Home Assistant 2025.4.4 on loopback.
 
 lanpushd registers its devices with HA's mobile_app, subscribes to HA's local push channel and confirms each
-event. Witnesses: HA itself (its REST API, its websocket API with a client of our own, its log), a lanpush.v1
-LAN client (gateway.LanClient), and lanpushd's /v1/devices and /metrics.
+event, and makes what it sees of each device HA entities (through the same mobile_app webhook). Witnesses: HA itself
+(its REST API, its websocket API with a client of our own, its stored config entries, its log, an automation and the
+README's `rest` sensor in its configuration), a lanpush.v1 LAN client (gateway.LanClient), and lanpushd's
+/v1/devices and /metrics.
 
 Marked `home_assistant`: `pytest -m "not home_assistant"` skips it. The first run builds the HA venv (a few
 minutes, cached outside the repository, see home_assistant.py); afterwards the module takes about a minute.
 """
 import os
 import re
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -47,6 +50,36 @@ FALLBACK_MARKERS = ["mobile_app push notification rate limits for", "Error sendi
                     "Timeout sending notification to", "Device not connected to local push notifications"]
 
 
+# The sensors' throttle in these tests (home_assistant.sensor_interval): the first change after a quiet spell goes
+# at once, later ones within a second.
+SENSOR_INTERVAL = 1
+SENSORS = ("connected", "path", "activities", "queued_notifications", "relay_remaining", "relay_resets_at", "last_seen")
+
+# An automation that mirrors kitchen's LAN connectivity into an input_boolean: HA acting on lanpush's entity.
+AUTOMATION = """
+input_boolean:
+  kitchen_online:
+    name: Kitchen online
+automation:
+  - alias: Kitchen online follows its LAN connectivity
+    triggers:
+      - trigger: state
+        entity_id: binary_sensor.kitchen_lan_connected
+        to: ["on", "off"]
+    actions:
+      - action: "input_boolean.turn_{{ trigger.to_state.state }}"
+        target:
+          entity_id: input_boolean.kitchen_online
+"""
+
+
+def readme_rest_sensor(gw):
+    """The README's `rest` example (for users without HA-native mode), pointed at this lanpushd and at `kitchen`."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "/v1/devices" in b and "rest:" in b)
+    return "\n" + block.replace("HOST", "127.0.0.1").replace(":8765", f":{gw.port}").replace("'kitchen-tablet'", "'kitchen'")
+
+
 def wait_for(predicate, timeout, what):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -70,10 +103,36 @@ def device_json(gw, device):
 
 
 def wait_subscribed(gw, timeout=60):
+    """Every exposed device subscribed, with its sensors registered."""
     started = time.time()
-    wait_for(lambda: all(s and s["channel"] == "subscribed" for s in ha_status(gw).values()), timeout,
-             "every device's local push channel: " + repr(ha_status(gw)))
+    wait_for(lambda: all(s and (s["exposed"] is False or (s["channel"] == "subscribed" and s["sensors"] == "registered"))
+                         for s in ha_status(gw).values()), timeout,
+             "every device's local push channel and sensors: " + repr(ha_status(gw)))
     return time.time() - started
+
+
+def ha_device_id(ha, device):
+    devices, _ = ha.registry()
+    mine = [d["id"] for d in devices if ["mobile_app", f"lanpush-{device}"] in d["identifiers"]]
+    return mine[0] if len(mine) == 1 else mine or None
+
+
+def lanpush_entities(ha):
+    """(entity_id, unique_id, HA device id) of every mobile_app entity lanpush made."""
+    return sorted((e["entity_id"], e["unique_id"], e["device_id"]) for e in ha.entities() if "_lanpush-" in e["unique_id"])
+
+
+def entities_of(ha, device):
+    """unique-id suffix → entity_id of `device`'s entities, all under its one HA device."""
+    device_id = ha_device_id(ha, device)
+    found = [e for e in ha.entities() if e["unique_id"].split("_", 1)[-1].startswith(f"lanpush-{device}-")]
+    assert all(e["device_id"] == device_id for e in found), found
+    return {e["unique_id"].rsplit(f"lanpush-{device}-", 1)[1]: e["entity_id"] for e in found}
+
+
+def ha_state(ha, entity_id):
+    state = ha.state(entity_id)
+    return state and state["state"]
 
 
 def metric(gw, name):
@@ -92,22 +151,31 @@ def pump_synced(client):
 
 
 @pytest.fixture(scope="module")
-def ha():
+def lanpush_config():
+    """lanpushd's config (its port and viewer token go into HA's configuration, for the README's rest sensor); the
+    home_assistant section is added once HA has made its token."""
+    # Nothing leaves loopback: an unknown push_token (the control phone below) is relayed nowhere.
+    # The LAN session is these tests' witness: kitchen's plain notifications stay on the LAN even after a test gives
+    # it relay credentials (by default they would then go to the phone's companion app).
+    return Gateway(devices=("kitchen", "hall"), extra="relay:\n  upstream: http://127.0.0.1:9\n", notifications={"kitchen": "lan"})
+
+
+@pytest.fixture(scope="module")
+def ha(lanpush_config):
     venv = ensure_venv(log=lambda m: print(m, flush=True))
-    home = HomeAssistant(venv)
+    home = HomeAssistant(venv, extra_config=AUTOMATION + readme_rest_sensor(lanpush_config),
+                         secrets={"lanpush_viewer": f"Bearer {lanpush_config.viewer}"})
     home.start_seconds = [home.start()]
     yield home
     home.cleanup()
 
 
 @pytest.fixture(scope="module")
-def lanpush(ha):
-    extra = (f"home_assistant:\n  url: {ha.url}\n  token: {ha.token}\n"
-             # Nothing leaves loopback: an unknown push_token (the control phone below) is relayed nowhere.
-             "relay:\n  upstream: http://127.0.0.1:9\n")
-    # The LAN session is these tests' witness: kitchen's plain notifications stay on the LAN even after a test gives
-    # it relay credentials (by default they would then go to the phone's companion app).
-    gw = Gateway(devices=("kitchen", "hall"), extra=extra, notifications={"kitchen": "lan"}).start()
+def lanpush(ha, lanpush_config):
+    gw = lanpush_config
+    gw.config.write_text(gw.config.read_text() + f"home_assistant:\n  url: {ha.url}\n  token: {ha.token}\n"
+                         f"  sensor_interval: {SENSOR_INTERVAL}\n")
+    gw.start()
     yield gw
     gw.stop()
     print("lanpushd log (tail):\n" + gw.logtext())
@@ -135,6 +203,50 @@ def test_lanpush_registers_each_device_and_ha_grows_its_notify_service(ha, lanpu
         assert len(mine) == 1 and mine[0]["name"] == name and mine[0]["manufacturer"] == "lanpush", mine
         assert len(mine[0]["config_entries"]) == 1
     assert len(entries) == 2 and all(e["state"] == "loaded" for e in entries), entries
+
+    # What lanpush sees of each device, as entities of that HA device (unique ids lanpush-<device>-<sensor>).
+    for device in ("kitchen", "hall"):
+        entities = wait_for(lambda: len(e := entities_of(ha, device)) == len(SENSORS) and e, 10, f"{device}'s entities")
+        assert set(entities) == set(SENSORS)
+        assert entities["connected"] == f"binary_sensor.{device}_lan_connected"
+        assert ha_state(ha, f"binary_sensor.{device}_lan_connected") == "off"
+        assert ha_state(ha, f"sensor.{device}_delivery_path") == "none"
+        assert ha_state(ha, f"sensor.{device}_live_activities") == "0"
+        assert ha_state(ha, f"sensor.{device}_relay_quota_remaining") == "unknown"
+        assert ha.state(f"binary_sensor.{device}_lan_connected")["attributes"]["device_class"] == "connectivity"
+    assert metric(lanpush, "lanpush_ha_sensor_calls_total") >= 2 * len(SENSORS)
+    assert "invalid webhook" not in ha.logtext()  # HA accepted every sensor payload
+
+
+def test_ha_sees_a_lan_session_come_and_go_and_an_automation_follows(ha, lanpush):
+    """The connectivity sensor flips within the throttle; the automation in HA's configuration turns
+    input_boolean.kitchen_online on and off with it; the README's rest sensor reads the same from /v1/devices."""
+    wait_subscribed(lanpush)
+    assert ha_state(ha, "binary_sensor.kitchen_lan_connected") == "off"
+    client = lanpush.client("kitchen")
+    pump_synced(client)
+    connected = time.time()
+    wait_for(lambda: ha_state(ha, "binary_sensor.kitchen_lan_connected") == "on", SENSOR_INTERVAL + 2, "the sensor on")
+    print(f"connectivity sensor on {time.time() - connected:.2f} s after the session")
+    assert ha.state("binary_sensor.kitchen_lan_connected")["attributes"]["sessions"] == 1
+    assert ha_state(ha, "sensor.kitchen_delivery_path") == "lan"
+    last_seen = ha_state(ha, "sensor.kitchen_last_seen")
+    assert last_seen.startswith(time.strftime("%Y-%m-%dT", time.gmtime())), last_seen
+    wait_for(lambda: ha_state(ha, "input_boolean.kitchen_online") == "on", 5, "the automation to turn kitchen_online on")
+
+    # The README's rest sensor (no HA-native mode needed) says the same, from GET /v1/devices. HA started before
+    # lanpushd (it makes the token lanpushd uses), so its first fetch failed: reload the rest platform.
+    status, _ = ha.rest("POST", "/api/services/rest/reload", {})
+    assert status == 200
+    wait_for(lambda: ha_state(ha, "binary_sensor.kitchen_tablet_lan_connected") == "on", 10, "the rest sensor on")
+    assert ha_state(ha, "sensor.kitchen_tablet_delivery_path") == "lan"
+
+    client.close()
+    gone = time.time()
+    wait_for(lambda: ha_state(ha, "binary_sensor.kitchen_lan_connected") == "off", SENSOR_INTERVAL + 2, "the sensor off")
+    print(f"connectivity sensor off {time.time() - gone:.2f} s after the session closed")
+    assert ha_state(ha, "sensor.kitchen_delivery_path") == "none"
+    wait_for(lambda: ha_state(ha, "input_boolean.kitchen_online") == "off", 5, "the automation to turn kitchen_online off")
 
 
 def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_is_confirmed(ha, lanpush):
@@ -230,6 +342,13 @@ def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_
         assert body["data"]["tag"] == "dryer" and body["data"]["progress"] == 10
         assert body["registration_info"]["webhook_id"] == "the-phones-own-webhook"
         wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
+        # HA sees the device gone with relay credentials, and the relay's quota once it answered.
+        wait_for(lambda: ha_state(ha, "sensor.kitchen_delivery_path") == "relay", SENSOR_INTERVAL + 2, "path relay")
+        assert ha_state(ha, "binary_sensor.kitchen_lan_connected") == "off"
+        remaining = wait_for(lambda: (v := ha_state(ha, "sensor.kitchen_relay_quota_remaining")) not in (None, "unknown") and v,
+                             SENSOR_INTERVAL + 2, "the relay quota")
+        assert int(float(remaining)) == 499, remaining  # the fake relay's answer to its first request
+        assert ha_state(ha, "sensor.kitchen_relay_quota_resets") not in (None, "unknown")
     assert metric(lanpush, "lanpush_ha_confirm_errors_total") == 0
     assert not any("Kitchen" in line for line in fallbacks(ha))
 
@@ -238,6 +357,8 @@ def test_ha_restart_resubscribes_while_lan_clients_keep_being_served(ha, lanpush
     wait_subscribed(lanpush)
     client = lanpush.client("hall")
     pump_synced(client)
+    wait_for(lambda: ha_state(ha, "binary_sensor.hall_lan_connected") == "on", SENSOR_INTERVAL + 2, "hall on")
+    entities0 = lanpush_entities(ha)
     connects0 = metric(lanpush, "lanpush_ha_connects_total")
     events0 = metric(lanpush, "lanpush_ha_events_total")
     confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
@@ -263,6 +384,9 @@ def test_ha_restart_resubscribes_while_lan_clients_keep_being_served(ha, lanpush
     assert metric(lanpush, "lanpush_ha_connects_total") > connects0
     assert metric(lanpush, "lanpush_ha_registrations_total") == 2  # re-subscribed, never re-registered
     assert time.time() - running < 30
+    # The same entities, none added; they show the present (the session lived through HA's restart).
+    assert lanpush_entities(ha) == entities0
+    assert ha_state(ha, "binary_sensor.hall_lan_connected") == "on"
 
     status, _ = ha.notify("mobile_app_hall", title="Door", message="Back door opened", data={"group": "doors"})
     assert status == 200
@@ -278,10 +402,13 @@ def test_lanpush_restart_keeps_its_webhook_ids_and_ha_gets_no_duplicate_device(h
     wait_subscribed(lanpush)
     before = {d: s["webhook_id"] for d, s in ha_status(lanpush).items()}
     devices0, entries0 = ha.registry()
+    entities0 = lanpush_entities(ha)
+    assert len(entities0) == 2 * len(SENSORS)
     assert lanpush.stop() == 0
     lanpush.start()
     wait_subscribed(lanpush)
     assert {d: s["webhook_id"] for d, s in ha_status(lanpush).items()} == before
+    assert lanpush_entities(ha) == entities0  # registered again: the same entities, no duplicates
     assert metric(lanpush, "lanpush_ha_registrations_total") == 0  # this process registered nothing
     devices1, entries1 = ha.registry()
     assert sorted(d["id"] for d in devices1) == sorted(d["id"] for d in devices0)
@@ -320,6 +447,63 @@ def test_a_renamed_device_updates_its_registration_under_the_same_webhook(ha, la
     client.close()
 
 
+def test_live_activity_reports_reach_no_ha_without_the_webhooks(ha, lanpush):
+    """HA 2025.4.4 has no Live Activity bookkeeping: what a client reports of its Live Activities stays in lanpush.
+    (What an HA that has it gets: test_home_assistant_webhooks.py, against a recording stand-in.)"""
+    wait_subscribed(lanpush)
+    assert all(s["live_activities"] is False and s["ha_version"] == "2025.4.4" for s in ha_status(lanpush).values())
+    client = lanpush.client("kitchen")
+    pump_synced(client)
+    client.send({"type": "register", "supports_live_activities": True})
+    client.send({"type": "live_activity_token", "tag": "washer_cycle", "token": "la-token-1", "expires_at": time.time() + 60})
+    client.send({"type": "push_to_start_token", "token": "pts-1"})
+    client.send({"type": "dismissed", "tag": "washer_cycle"})
+    client.send({"type": "ping"})
+    assert client.pump(lambda c: any(f["type"] == "pong" for f in c.frames), timeout=5)
+    assert next(f for f in client.frames if f["type"] == "registered")["supports_live_activities"] is True
+    time.sleep(1.5)  # HA writes its config entries a second after a change
+    assert metric(lanpush, "lanpush_ha_live_activity_calls_total") == 0
+    assert ha_status(lanpush)["kitchen"]["live_activity_calls"] == 0
+    assert "invalid webhook" not in ha.logtext(every=True)  # no webhook type HA does not know
+    kitchen = next(e for e in ha.stored_config_entries() if e["data"].get("device_id") == "lanpush-kitchen")
+    assert set(kitchen["data"]["app_data"]) == {"push_websocket_channel", "push_url", "push_token"}
+    client.close()
+
+
+def test_a_device_leaving_ha_goes_unavailable_and_one_removed_from_lanpush_leaves_ha(ha, lanpush):
+    """Out of `home_assistant.devices`: HA keeps the device (and its notify action), its entities show `unavailable`.
+    Out of lanpush's `devices`: its HA device, notify action and entities are removed."""
+    wait_subscribed(lanpush)
+    original = lanpush.config.read_text()
+    porch = f"  - {{id: porch, name: Porch, token: {secrets.token_urlsafe(24)}}}\n"
+    assert lanpush.stop() == 0
+    with_porch = original.replace("devices:\n", "devices:\n" + porch, 1)
+    lanpush.config.write_text(with_porch)
+    lanpush.start()
+    wait_subscribed(lanpush)
+    assert len(wait_for(lambda: len(e := entities_of(ha, "porch")) == len(SENSORS) and e, 10, "porch's entities")) == 7
+    wait_for(lambda: "mobile_app_porch" in ha.notify_services(), 10, "notify.mobile_app_porch")
+
+    assert lanpush.stop() == 0
+    lanpush.config.write_text(with_porch + "  devices: [kitchen, hall]\n")  # the home_assistant section is last
+    lanpush.start()
+    wait_subscribed(lanpush)
+    wait_for(lambda: ha_status(lanpush)["porch"] == {"exposed": False, "sensors": "unavailable"}, 10, "porch unexposed")
+    for entity_id in entities_of(ha, "porch").values():
+        assert ha_state(ha, entity_id) == "unavailable", entity_id
+    assert ha_device_id(ha, "porch") and "mobile_app_porch" in ha.notify_services()
+
+    assert lanpush.stop() == 0
+    lanpush.config.write_text(original)
+    lanpush.start()
+    wait_subscribed(lanpush)
+    wait_for(lambda: ha_device_id(ha, "porch") is None, 10, "porch's HA device to be removed")
+    assert entities_of(ha, "porch") == {}
+    wait_for(lambda: "mobile_app_porch" not in ha.notify_services(), 10, "notify.mobile_app_porch to go")
+    assert "removed from lanpush's config: its HA device is removed too" in (lanpush.dir / "lanpushd.log").read_text()
+    assert len(lanpush_entities(ha)) == 2 * len(SENSORS)
+
+
 def test_a_lanpush_that_lost_its_state_replaces_its_old_registration_instead_of_adding_one(ha, lanpush):
     wait_subscribed(lanpush)
     before = {d: s["webhook_id"] for d, s in ha_status(lanpush).items()}
@@ -335,6 +519,10 @@ def test_a_lanpush_that_lost_its_state_replaces_its_old_registration_instead_of_
     assert len(entries1) == len(entries0)  # two lanpush entries replaced, the control phone's kept
     for device in ("kitchen", "hall"):
         assert len([d for d in devices1 if ["mobile_app", f"lanpush-{device}"] in d["identifiers"]]) == 1
+        # The old registration's entities went with it; the new one has its own, named from the device's name.
+        slug = ha_status(lanpush)[device]["notify_service"].removeprefix("notify.mobile_app_")  # hall is Front Hall now
+        assert entities_of(ha, device)["connected"] == f"binary_sensor.{slug}_lan_connected"
+    assert len(lanpush_entities(ha)) == 2 * len(SENSORS)
     client = lanpush.client("kitchen")
     pump_synced(client)
     status, _ = ha.notify("mobile_app_kitchen", title="Oven", message="Done")

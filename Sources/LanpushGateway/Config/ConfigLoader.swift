@@ -142,6 +142,13 @@ public enum ConfigLoader {
             // the push_url HA falls back to when the local push channel is down.
             config.homeAssistant.enabled = try s.bool("enabled")
             config.homeAssistant.pushURL = try s.string("push_url").flatMap { $0.isEmpty ? nil : $0 }
+            // HA-native mode's sensors: at most one update per device per this many seconds.
+            if let interval = try s.number("sensor_interval", min: 0) {
+                guard interval <= 3600 else {
+                    throw ConfigError(key: "home_assistant.sensor_interval", message: "must be at most 3600 (seconds)")
+                }
+                config.homeAssistant.sensorInterval = interval
+            }
             for (key, value) in [("url", config.homeAssistant.url), ("push_url", config.homeAssistant.pushURL)] {
                 if let value, !(value.hasPrefix("http://") || value.hasPrefix("https://")) {
                     throw ConfigError(key: "home_assistant.\(key)", message: "must be an http:// or https:// URL")

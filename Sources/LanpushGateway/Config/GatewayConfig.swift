@@ -86,6 +86,8 @@ public struct GatewayConfig: Sendable, Equatable {
         /// What HA posts to when the local push channel is down (lanpush's relay-compatible ingest);
         /// `nil`: `http://<listen host, or 127.0.0.1>:<port>/api/sendPushNotification`.
         public var pushURL: String?
+        /// Seconds between two sensor updates of one device (the first change after a quiet spell goes at once).
+        public var sensorInterval: Double = 5
     }
 
     public var listenHost = "0.0.0.0"

@@ -59,6 +59,7 @@ final class DeviceDirectory {
             device.liveActivityTokens = row.liveActivityTokens
             device.pushToStartToken = row.pushToStartToken
             device.lastSeen = row.lastSeen
+            device.supportsLiveActivities = row.supportsLiveActivities
         }
         return device
     }

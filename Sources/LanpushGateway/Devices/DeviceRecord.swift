@@ -28,6 +28,8 @@ final class DeviceRecord {
     var registration: Registration?
     var liveActivityTokens: [String: JSONValue] = [:]
     var pushToStartToken: String?
+    /// Whether its clients can show Live Activities (`register` frame's `supports_live_activities`; `nil`: never said).
+    var supportsLiveActivities: Bool?
     /// How its plain notifications travel (config `devices[].notifications`).
     var notifications: NotificationRouting = .auto
     var lastSeen: Double?
@@ -69,6 +71,7 @@ final class DeviceRecord {
         }
         if !liveActivityTokens.isEmpty { o["live_activity_tokens"] = .number(Double(liveActivityTokens.count)) }
         if pushToStartToken != nil { o["push_to_start_token"] = true }
+        if let supportsLiveActivities { o["supports_live_activities"] = .bool(supportsLiveActivities) }
         if let homeAssistant { o["home_assistant"] = homeAssistant.json }  // HA-native mode
         return .object(o)
     }

@@ -5,6 +5,7 @@ import LanpushCore
 struct DeviceReport {
     let sessions: SessionRegistry
     let relay: RelayHandOver
+    let events: DeviceEvents
     let clock: () -> Double
 
     func json(_ device: DeviceRecord) -> JSONValue {
@@ -19,5 +20,6 @@ struct DeviceReport {
     /// Tells observers the device's sessions, path or registration changed.
     func announce(_ device: DeviceRecord) {
         sessions.announce(json(device), of: device.id)
+        events.changed(device)
     }
 }

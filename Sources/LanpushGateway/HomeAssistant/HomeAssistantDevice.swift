@@ -17,6 +17,16 @@ final class HomeAssistantDevice {
         case error
     }
 
+    /// Its entities in HA (`HomeAssistantSensorSync`).
+    enum Sensors: String {
+        case none
+        case registering
+        case registered
+        /// No longer exposed: every entity shows `unavailable`.
+        case unavailable
+        case error
+    }
+
     enum Channel: String {
         /// No connection to HA, or not subscribed yet.
         case down
@@ -49,6 +59,12 @@ final class HomeAssistantDevice {
     var pendingConfirms = 0
     /// `not_found` answers to a subscription while HA shows the entry as not loaded yet (HA still starting).
     var notFoundRetries = 0
+    var sensors: Sensors = .none
+    /// `update_sensor_states` calls HA accepted, and why the last sensor call failed.
+    var sensorUpdates: UInt64 = 0
+    var sensorError: String?
+    /// Live Activity bookkeeping calls HA accepted (`live_activity_token`, `live_activity_dismissed`).
+    var liveActivityCalls: UInt64 = 0
 
     init(id: String, name: String, exposed: Bool, row: HARegistrationRow?) {
         self.id = id
@@ -62,12 +78,13 @@ final class HomeAssistantDevice {
     var notifyService: String { "notify.mobile_app_\(HomeAssistantSettings.slug(row?.deviceName ?? name))" }
 
     var json: JSONValue {
-        guard exposed else { return ["exposed": false] }
+        guard exposed else { return sensors == .unavailable ? ["exposed": false, "sensors": "unavailable"] : ["exposed": false] }
         var o: [String: JSONValue] = [
             "exposed": true, "connection": .string(link?.state.rawValue ?? "stopped"), "device_id": .string(haDeviceId), "registration": .string(registration.rawValue),
             "channel": .string(channel.rawValue), "events": .number(Double(events)), "confirms": .number(Double(confirms)),
             "confirm_errors": .number(Double(confirmErrors)), "rejected": .number(Double(rejected)),
-            "pending_confirms": .number(Double(pendingConfirms)),
+            "pending_confirms": .number(Double(pendingConfirms)), "sensors": .string(sensors.rawValue),
+            "sensor_updates": .number(Double(sensorUpdates)), "live_activity_calls": .number(Double(liveActivityCalls)),
         ]
         if let row {
             o["webhook_id"] = .string(row.webhookId)
@@ -76,7 +93,12 @@ final class HomeAssistantDevice {
             o["registered_at"] = .number(row.registeredAt.rounded())
             if !row.pushURL.isEmpty { o["push_url"] = .string(row.pushURL) }
         }
-        if let version = link?.haVersion { o["ha_version"] = .string(version) }
+        if let version = link?.haVersion {
+            o["ha_version"] = .string(version)
+            // Whether this HA gets the Live Activity bookkeeping (it has the webhooks from that release on).
+            o["live_activities"] = .bool(HomeAssistantVersion.hasLiveActivityWebhooks(version))
+        }
+        if let sensorError { o["sensor_error"] = .string(sensorError) }
         if link?.state != .ready, let error = link?.lastError { o["connection_error"] = .string(error) }
         if let lastEventAt { o["last_event_at"] = .number(lastEventAt.rounded()) }
         if let lastError { o["last_error"] = .string(lastError) }

@@ -32,6 +32,8 @@ struct HomeAssistantSettings: Equatable, Sendable {
     var deviceIds: [String]
     var pushURL: String?
     var isSupervisor: Bool
+    /// Seconds between two sensor updates of one device (`home_assistant.sensor_interval`).
+    var sensorInterval: Double = 5
 
     /// The HA `device_id` of a lanpush device: stable, so HA's config entry unique id is too.
     static func haDeviceId(_ id: String) -> String { "lanpush-\(id)" }
@@ -64,7 +66,7 @@ struct HomeAssistantSettings: Equatable, Sendable {
         let pushURL = ha.pushURL ?? defaultPushURL(haHost: host(of: base), isSupervisor: isSupervisor, listenHost: config.listenHost, port: port)
         return HomeAssistantSettings(
             baseURL: base, restBase: restBase, websocketURL: websocketURL, token: token, tokenSource: tokenSource,
-            deviceIds: exposed, pushURL: pushURL, isSupervisor: isSupervisor)
+            deviceIds: exposed, pushURL: pushURL, isSupervisor: isSupervisor, sensorInterval: ha.sensorInterval)
     }
 
     static func defaultPushURL(haHost: String, isSupervisor: Bool, listenHost: String, port: Int) -> String? {

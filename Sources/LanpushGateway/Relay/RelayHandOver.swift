@@ -21,6 +21,7 @@ final class RelayHandOver {
     private let config: GatewayConfig.Relay
     private let directory: DeviceDirectory
     private let journal: Journal
+    private let events: DeviceEvents
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let clock: () -> Double
@@ -35,12 +36,13 @@ final class RelayHandOver {
     private(set) var remainingByToken: [String: Int] = [:]
 
     init(
-        config: GatewayConfig.Relay, directory: DeviceDirectory, journal: Journal, metrics: GatewayMetrics,
-        logger: Logger, clock: @escaping () -> Double
+        config: GatewayConfig.Relay, directory: DeviceDirectory, journal: Journal, events: DeviceEvents,
+        metrics: GatewayMetrics, logger: Logger, clock: @escaping () -> Double
     ) {
         self.config = config
         self.directory = directory
         self.journal = journal
+        self.events = events
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
@@ -213,6 +215,8 @@ final class RelayHandOver {
         guard let transport else { return }
         for item in pacer.due(now: clock()) {
             metrics.relayRequests.increment()
+            // A request leaving counts against the device's quota (the pacer's `remaining`).
+            if let device = directory[item.device] { events.changed(device) }
             transport.send(item) { [weak self] response in self?.answered(item, response) }
         }
     }
@@ -237,6 +241,8 @@ final class RelayHandOver {
             ])
         }
         metrics.relayInvalidTokens.record(pacer.invalidTokenDevices.count)
+        // The answer's rateLimits (remaining, resetsAt), or a 403, changed what the device's relay path looks like.
+        if let device = directory[item.device] { events.changed(device) }
         pump()
     }
 

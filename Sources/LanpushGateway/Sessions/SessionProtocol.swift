@@ -17,13 +17,15 @@ final class SessionProtocol {
     private let journal: Journal
     private let relay: RelayHandOver
     private let report: DeviceReport
+    private let events: DeviceEvents
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let clock: () -> Double
 
     init(
         config: GatewayConfig, directory: DeviceDirectory, sessions: SessionRegistry, journal: Journal,
-        relay: RelayHandOver, report: DeviceReport, throttle: AuthThrottle, metrics: GatewayMetrics, logger: Logger,
+        relay: RelayHandOver, report: DeviceReport, throttle: AuthThrottle, events: DeviceEvents, metrics: GatewayMetrics,
+        logger: Logger,
         clock: @escaping () -> Double
     ) {
         self.config = config
@@ -34,6 +36,7 @@ final class SessionProtocol {
         self.journal = journal
         self.relay = relay
         self.report = report
+        self.events = events
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
@@ -196,38 +199,70 @@ final class SessionProtocol {
         if let first = device.ledger.notifications.first, first.seq <= floor {
             device.ledger.pruneNotifications(through: floor)
             journal.recordPrunedNotifications(of: device, through: floor)
+            events.changed(device)
         }
         session.transport.requestWritable()
     }
 
+    /// Relay credentials (`push_token`, `push_url`, `registration_info`) and/or whether the client can show Live
+    /// Activities (`supports_live_activities`). A frame with only the latter leaves the credentials as they are.
     private func register(_ session: StreamSession, _ message: [String: JSONValue]) {
         guard let id = session.deviceId, let device = directory[id] else { return protocolError(session, "only devices register") }
-        guard let pushToken = message["push_token"]?.stringValue, !pushToken.isEmpty else {
-            return protocolError(session, "register needs a non-empty 'push_token'")
+        var supportsLiveActivities: Bool?
+        if let flag = message["supports_live_activities"], !flag.isNull {
+            guard let value = flag.boolValue else { return protocolError(session, "'supports_live_activities' must be true or false") }
+            supportsLiveActivities = value
+        }
+        let pushToken = message["push_token"]?.stringValue ?? ""
+        guard !pushToken.isEmpty || (supportsLiveActivities != nil && message["push_token"] == nil) else {
+            return protocolError(session, "register needs a non-empty 'push_token' (or only 'supports_live_activities')")
         }
         if let url = message["push_url"], url.stringValue == nil, !url.isNull {
             return protocolError(session, "'push_url' must be a string")
         }
-        let registration = DeviceRecord.Registration(
-            pushToken: pushToken, pushURL: message["push_url"]?.stringValue,
-            registrationInfo: message["registration_info"]?.objectValue ?? [:])
-        if let previous = directory.register(registration, for: device) { journal.record(device: previous) }
-        relay.revalidate(device)
+        var answer: [String: JSONValue] = ["type": "registered"]
+        if !pushToken.isEmpty {
+            let registration = DeviceRecord.Registration(
+                pushToken: pushToken, pushURL: message["push_url"]?.stringValue,
+                registrationInfo: message["registration_info"]?.objectValue ?? [:])
+            if let previous = directory.register(registration, for: device) { journal.record(device: previous) }
+            relay.revalidate(device)
+            answer["push_token"] = .string(pushToken)
+            logger.info("device registered push_token", metadata: session.metadata())
+        }
+        if let supportsLiveActivities, supportsLiveActivities != device.supportsLiveActivities {
+            device.supportsLiveActivities = supportsLiveActivities
+            events.reported(device, .capabilities)
+        }
+        if let supportsLiveActivities { answer["supports_live_activities"] = .bool(supportsLiveActivities) }
         journal.record(device: device)
         report.announce(device)
-        session.queueControl(["type": "registered", "push_token": .string(pushToken)])
-        logger.info("device registered push_token", metadata: session.metadata())
+        session.queueControl(.object(answer))
     }
 
     private func liveActivityToken(_ session: StreamSession, _ message: [String: JSONValue]) {
         guard let id = session.deviceId, let tag = message["tag"]?.stringValue, let token = message["token"]?.stringValue else {
             return protocolError(session, "live_activity_token needs 'tag' and 'token'")
         }
+        var expiresAt: Double?
+        if let raw = message["expires_at"], !raw.isNull {
+            guard let seconds = Self.unixSeconds(raw) else {
+                return protocolError(session, "live_activity_token: 'expires_at' must be a time in Unix seconds (or milliseconds)")
+            }
+            expiresAt = seconds
+        }
         var entry: [String: JSONValue] = ["token": .string(token)]
-        if let expires = message["expires_at"] { entry["expires_at"] = expires }
+        if let expiresAt { entry["expires_at"] = .number(expiresAt) }
         guard let device = directory[id] else { return }
         device.liveActivityTokens[tag] = .object(entry)
         journal.record(device: device)
+        events.reported(device, .liveActivityToken(tag: tag, token: token, expiresAt: expiresAt))
+    }
+
+    /// A positive time, seconds or (≥ 10^11, the Scripting app's unit) milliseconds, as for `stale_date`.
+    static func unixSeconds(_ value: JSONValue) -> Double? {
+        guard let n = value.numberValue, n.isFinite, n > 0, n < 1e14 else { return nil }
+        return n >= 1e11 ? n / 1000 : n
     }
 
     private func pushToStartToken(_ session: StreamSession, _ message: [String: JSONValue]) {
@@ -235,8 +270,10 @@ final class SessionProtocol {
             return protocolError(session, "push_to_start_token needs 'token'")
         }
         guard let device = directory[id] else { return }
+        let changed = device.pushToStartToken != token
         device.pushToStartToken = token
         journal.record(device: device)
+        if changed { events.reported(device, .pushToStartToken) }
     }
 
     private func dismissed(_ session: StreamSession, _ message: [String: JSONValue]) {
@@ -247,5 +284,7 @@ final class SessionProtocol {
             journal.record([change], of: device)
             sessions.fanOut([change], device: device)
         }
+        // The user dismissed it on this client: HA drops what it keeps for the activity (its token).
+        events.reported(device, .dismissed(tag: tag))
     }
 }

@@ -8,10 +8,12 @@ final class SessionRegistry {
     /// change does not walk every session (that cost ~4 % of the CPU with 1,000 device sessions).
     private(set) var observerIDs: Set<UInt64> = []
     let metrics: GatewayMetrics
+    let events: DeviceEvents
     let logger: Logger
 
-    init(metrics: GatewayMetrics, logger: Logger) {
+    init(metrics: GatewayMetrics, events: DeviceEvents, logger: Logger) {
         self.metrics = metrics
+        self.events = events
         self.logger = logger
     }
 
@@ -60,6 +62,8 @@ final class SessionRegistry {
             for change in changes { session.coalescers[id]!.note(change) }
             session.transport.requestWritable()
         }
+        // Every accepted change of a device passes here: its activities or queued notifications may have changed.
+        events.changed(device)
     }
 
     /// Tells observers a device's sessions, path or registration changed: `{"type":"device","device_id",...}`.

@@ -125,6 +125,7 @@ extension DeviceRecord {
         DeviceRow(
             id: id, epoch: ledger.epoch, seq: ledger.seq, pushToken: registration?.pushToken,
             pushURL: registration?.pushURL, registrationInfo: registration?.registrationInfo ?? [:],
-            liveActivityTokens: liveActivityTokens, pushToStartToken: pushToStartToken, lastSeen: lastSeen)
+            liveActivityTokens: liveActivityTokens, pushToStartToken: pushToStartToken, lastSeen: lastSeen,
+            supportsLiveActivities: supportsLiveActivities)
     }
 }

@@ -38,6 +38,10 @@ final class GatewayMetrics: Sendable {
     let haRegistrations = Counter(label: "lanpush_ha_registrations_total")
     let haChannels = Gauge(label: "lanpush_ha_channels")
     let haConnected = Gauge(label: "lanpush_ha_connected")
+    /// mobile_app webhook calls for the devices' entities (`register_sensor`, `update_sensor_states`) HA accepted, and
+    /// the Live Activity bookkeeping sent to an HA that has it (`live_activity_token`, `live_activity_dismissed`).
+    let haSensorCalls = Counter(label: "lanpush_ha_sensor_calls_total")
+    let haLiveActivityCalls = Counter(label: "lanpush_ha_live_activity_calls_total")
     private let rejectCounters: [String: Counter]
 
     static let rejectReasons = [
