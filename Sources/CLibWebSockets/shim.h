@@ -21,6 +21,10 @@ static inline uint64_t lanpush_opt_validate_utf8(void) { return LWS_SERVER_OPTIO
 static inline uint64_t lanpush_opt_disable_os_ca_certs(void) { return LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
 static inline uint64_t lanpush_opt_do_ssl_global_init(void) { return LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
 static inline uint64_t lanpush_opt_libuv(void) { return LWS_SERVER_OPTION_LIBUV; }
+/* TLS and plain on one port: lws tells a TLS ClientHello from a plain request by its first bytes. */
+static inline uint64_t lanpush_opt_allow_non_ssl_on_ssl_port(void) { return LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT; }
+/* ...and serve a plain request found there as plain HTTP (without it lws only hangs up or redirects). */
+static inline uint64_t lanpush_opt_allow_http_on_https_listener(void) { return LWS_SERVER_OPTION_ALLOW_HTTP_ON_HTTPS_LISTENER; }
 
 static inline void *lanpush_uv_loop_new(void)
 {

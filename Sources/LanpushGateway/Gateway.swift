@@ -36,6 +36,8 @@ public final class Gateway: @unchecked Sendable {
     public var onReady: (@Sendable (Int) -> Void)?
     public var onLoopAlive: (@Sendable () -> Void)?
 
+    /// The certificate served with `wss://` / `https://` when `tls.enabled`.
+    private var tls: TLSIdentity?
     private let store: StateStore?
     private let writer: GroupCommitWriter?
 
@@ -87,12 +89,20 @@ public final class Gateway: @unchecked Sendable {
         lwsOptions.httpHeaderPool = max(c.limits.maxSessions, 1024)
         lwsOptions.headerTimeout = c.limits.headerTimeout
         lwsOptions.pendingPerAddress = c.limits.pendingPerAddress
+        let hostName = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "lanpush"
+        tls = try TLSIdentity.load(c.tls, stateDirectory: options.stateDirectory.path, hostName: hostName)
+        if let tls {
+            lwsOptions.tls = LWSTLSOptions(
+                certificatePath: tls.certificatePath, privateKeyPath: tls.keyPath, plainFromAnywhere: c.tls.plain)
+            core.tlsFingerprint = tls.fingerprint
+        }
         do {
             server = try LWSServer(options: lwsOptions, delegate: loop)
         } catch {
             throw ConfigError(key: "listen", message: "cannot listen on \(c.listenHost):\(c.listenPort): \(error)")
         }
         inbox.attach(server)
+        core.port = server.port
         core.loopThread = server.loopThread
         let relay = LoopRelayTransport(client: RelayClient(timeout: options.config.relay.timeout), inbox: inbox)
         core.relay.transport = relay
@@ -121,7 +131,12 @@ public final class Gateway: @unchecked Sendable {
         loop.loopTurnEnded()
         server.schedule(after: Housekeeping.interval) { tick() }
         startDiscovery()
-        logger.info("lanpushd listening", metadata: ["address": "\(options.config.listenHost):\(port)", "devices": "\(core.directory.count)", "epoch": "\(core.epoch)", "event_loop": "\(server.eventLoop.rawValue)"])
+        var listening: Logger.Metadata = [
+            "address": "\(options.config.listenHost):\(port)", "devices": "\(core.directory.count)", "epoch": "\(core.epoch)",
+            "event_loop": "\(server.eventLoop.rawValue)",
+        ]
+        if let tls { listening["tls_fingerprint"] = "\(tls.fingerprint)"; listening["plain"] = "\(options.config.tls.plain ? "yes" : "loopback only")" }
+        logger.info("lanpushd listening", metadata: listening)
         onReady?(port)
         server.run()
         publisher?.stop()
@@ -153,8 +168,8 @@ public final class Gateway: @unchecked Sendable {
             name: c.mdns.name ?? "lanpush on \(host)", port: UInt16(port),
             txt: [
                 ("txtvers", "1"), ("id", gatewayId), ("proto", SessionProtocol.version), ("path", "/v1/stream"),
-                ("version", LanpushVersion.current), ("tls", "0"),
-            ],
+                ("version", LanpushVersion.current), ("tls", tls == nil ? "0" : "1"),
+            ] + (tls.map { [("fp", $0.fingerprint)] } ?? []),
             log: { level, message in
                 switch level {
                 case .warning: logger.warning("\(message)")

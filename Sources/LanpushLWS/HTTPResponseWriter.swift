@@ -38,8 +38,15 @@ struct HTTPResponseWriter {
         return true
     }
 
-    /// A whole JSON answer written inside a callback that owns the write (the WebSocket upgrade's own callback).
-    func writeImmediate(_ wsi: OpaquePointer, status: Int, headers: [(String, String)] = [], body: [UInt8]) -> Bool {
+    /// A refused WebSocket handshake, answered from the upgrade's own callback. On HTTP/1 it is built by hand:
+    /// lws 4.1 asks for the upgrade before it has parsed the request's HTTP version, so its header helpers would
+    /// write an `HTTP/1.0` status line, which WebSocket clients (Python `websockets`, for one) refuse to read as an
+    /// answer at all. The connection closes after it (`true`: written, the caller hangs up). On an h2 stream lws
+    /// knows the version and frames the answer itself.
+    func writeRefusal(_ wsi: OpaquePointer, status: Int, headers: [(String, String)] = [], body: [UInt8]) -> Bool {
+        if lws_get_network_wsi(wsi) == wsi {
+            return writeClosingAnswer(wsi, status: status, reason: Self.reason(status), headers: headers, body: body)
+        }
         let r = PendingHTTPResponse(
             status: status, contentType: "application/json", headers: headers, body: body, closeAfter: false)
         guard writeHeaders(wsi, r, contentLength: body.count) else { return false }
@@ -47,6 +54,19 @@ struct HTTPResponseWriter {
         let p = out.payload(body.count)
         p.update(from: body, count: body.count)
         return lws_write(wsi, p, body.count, LWS_WRITE_HTTP_FINAL) >= 0
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 400: "Bad Request"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 426: "Upgrade Required"
+        case 503: "Service Unavailable"
+        default: "Error"
+        }
     }
 
     /// An interim answer (`100 Continue`) ahead of the real one.
@@ -59,10 +79,14 @@ struct HTTPResponseWriter {
 
     /// A complete `Connection: close` answer built by hand, for connections lws has no HTTP state for: a `CONNECT`
     /// (lws 4.1 makes it a raw socket) and a request whose headers never completed.
-    func writeClosingAnswer(_ wsi: OpaquePointer, status: Int, reason: String, body: [UInt8]) {
-        let head = "HTTP/1.1 \(status) \(reason)\r\ncontent-type: application/json\r\n"
-            + "content-length: \(body.count)\r\nconnection: close\r\n\r\n"
-        out.writeRaw(wsi, Array(head.utf8) + body)
+    @discardableResult
+    func writeClosingAnswer(
+        _ wsi: OpaquePointer, status: Int, reason: String, headers: [(String, String)] = [], body: [UInt8]
+    ) -> Bool {
+        var head = "HTTP/1.1 \(status) \(reason)\r\nserver: lanpush\r\ncontent-type: application/json\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "content-length: \(body.count)\r\nconnection: close\r\n\r\n"
+        return out.writeRaw(wsi, Array(head.utf8) + body)
     }
 
     private func writeHeaders(_ wsi: OpaquePointer, _ r: PendingHTTPResponse, contentLength: Int) -> Bool {

@@ -80,6 +80,10 @@ final class HTTPTransactions {
         tx.headers = capture.headers(wsi)
         tx.queryItems = capture.query(wsi)
         tx.remoteAddress = capture.cachedPeerAddress(wsi)
+        if options.refusesPlain(wsi, from: tx.remoteAddress) {
+            reject(tx, status: 403, message: "plain HTTP is off here: use https://", field: "scheme", rule: "tls_required")
+            return 0
+        }
         if let name = headerWithNUL(tx.headers) {
             reject(tx, status: 400, message: "header \(name) contains a NUL byte", field: name, rule: "header_value")
             return 0

@@ -89,8 +89,8 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         lws_set_log_level(options.libraryLogMask, nil)
 
         var info = lws_context_creation_info()
-        // DO_SSL_GLOBAL_INIT: OpenSSL for the `wss://` client connections (LWSServer+Client.swift); the
-        // listening vhost itself stays plain (no TLS options on it).
+        // DO_SSL_GLOBAL_INIT: OpenSSL for the `wss://` client connections (LWSServer+Client.swift) and, with
+        // `options.tls`, for the listening vhost.
         info.options = lanpush_opt_explicit_vhosts() | lanpush_opt_validate_utf8()
             | lanpush_opt_disable_os_ca_certs() | lanpush_opt_do_ssl_global_init()
         info.user = me
@@ -131,6 +131,12 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         if !host.contains(":") && host != "*" && !host.isEmpty {
             // IPv4 literal, "0.0.0.0" or an interface name: plain IPv4 socket.
             if isWildcard || host.split(separator: ".").count == 4 { vopts |= lanpush_opt_disable_ipv6() }
+        }
+        if let tls = options.tls {
+            vinfo.ssl_cert_filepath = memory.string(tls.certificatePath)
+            vinfo.ssl_private_key_filepath = memory.string(tls.privateKeyPath)
+            // Plain stays possible on the TLS port: for loopback at least (HA's relay ingest on the same host).
+            vopts |= lanpush_opt_allow_non_ssl_on_ssl_port() | lanpush_opt_allow_http_on_https_listener()
         }
         vinfo.options = vopts
 

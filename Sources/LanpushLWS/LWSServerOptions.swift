@@ -1,3 +1,5 @@
+import CLibWebSockets
+
 /// Configuration of an ``LWSServer``. Plain values; copied at `init`.
 public struct LWSServerOptions: Sendable {
     /// Address to listen on: an IPv4 literal (`"0.0.0.0"` = every IPv4 address, `"127.0.0.1"`),
@@ -64,6 +66,8 @@ public struct LWSServerOptions: Sendable {
     public var libraryLogMask: Int32
     /// The event loop under the context (``LWSServer/eventLoop`` tells which one is in use).
     public var eventLoop: LWSEventLoopKind
+    /// `wss://` and `https://` on the same port as plain (lws tells them apart by the first bytes). `nil`: plain only.
+    public var tls: LWSTLSOptions?
 
     public init(
         host: String = "0.0.0.0",
@@ -110,6 +114,21 @@ public struct LWSServerOptions: Sendable {
     }
 }
 
+/// The listener's certificate (PEM files OpenSSL reads), and who may still speak plain HTTP beside TLS.
+public struct LWSTLSOptions: Sendable, Equatable {
+    public var certificatePath: String
+    public var privateKeyPath: String
+    /// Plain `ws://` / `http://` from any address; `false`: only from loopback (a local Home Assistant), every other
+    /// plain request or handshake gets 403 in JSON naming `https`.
+    public var plainFromAnywhere: Bool
+
+    public init(certificatePath: String, privateKeyPath: String, plainFromAnywhere: Bool = true) {
+        self.certificatePath = certificatePath
+        self.privateKeyPath = privateKeyPath
+        self.plainFromAnywhere = plainFromAnywhere
+    }
+}
+
 extension LWSServerOptions {
     func validate() throws(LWSServerError) {
         guard (0...65535).contains(port) else { throw .invalidOptions("port \(port) out of range") }
@@ -142,5 +161,14 @@ public enum LWSServerError: Error, CustomStringConvertible, Equatable {
         case .listenFailed(let host, let port):
             return "cannot listen on \(host):\(port) (address in use, unknown address, or no permission)"
         }
+    }
+}
+
+extension LWSServerOptions {
+    /// A plain connection the options do not let in: TLS is on with plain only from loopback, and this one is plain
+    /// from elsewhere.
+    func refusesPlain(_ wsi: OpaquePointer, from peer: String) -> Bool {
+        guard let tls, !tls.plainFromAnywhere, lws_is_ssl(wsi) == 0 else { return false }
+        return !(peer.hasPrefix("127.") || peer == "::1" || peer.hasPrefix("::ffff:127."))
     }
 }

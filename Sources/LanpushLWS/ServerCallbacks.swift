@@ -58,7 +58,7 @@ extension LWSServer {
             guard let wsi else { return -1 }
             let body = rejectionBody(
                 status: 405, message: "method not allowed", field: "method", rule: "method_not_allowed")
-            responses.writeClosingAnswer(wsi, status: 405, reason: "Method Not Allowed", body: body)
+            responses.writeClosingAnswer(wsi, status: 405, reason: HTTPResponseWriter.reason(405), body: body)
             return -1
 
         // ---- WebSocket ----
@@ -138,7 +138,7 @@ extension LWSServer {
             ? "request headers malformed or incomplete after \(options.headerTimeout) s"
             : "no request within \(options.headerTimeout) s"
         let body = rejectionBody(status: status, message: message, field: "headers", rule: "header_timeout")
-        responses.writeClosingAnswer(wsi, status: status, reason: seen ? "Bad Request" : "Request Timeout", body: body)
+        responses.writeClosingAnswer(wsi, status: status, reason: HTTPResponseWriter.reason(status), body: body)
         lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
     }
 }

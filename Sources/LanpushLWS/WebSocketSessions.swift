@@ -34,7 +34,7 @@ final class WebSocketSessions {
     // MARK: - Handshake
 
     /// `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`: 0 lets the upgrade proceed; 1 means the adapter answered (JSON) and
-    /// the connection stays HTTP; -1 hangs up.
+    /// the connection stays HTTP (an h2 stream); -1 hangs up (after the JSON answer, on HTTP/1).
     func confirmUpgrade(_ wsi: OpaquePointer, _ inp: UnsafeMutableRawPointer?) -> Int32 {
         let target = inp.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
         guard target.lowercased() == "websocket" else {
@@ -62,9 +62,13 @@ final class WebSocketSessions {
             return refuse(wsi, status: 400, message: "header \(name) contains a NUL byte", field: name,
                           rule: "header_value")
         }
+        let peer = capture.peerAddress(wsi)
+        if options.refusesPlain(wsi, from: peer) {
+            return refuse(wsi, status: 403, message: "plain ws:// is off here: use wss://", field: "scheme", rule: "tls_required")
+        }
         pendingUpgrades[wsi] = HTTPRequest(
             method: .get, path: path, queryItems: capture.query(wsi), lowercasedHeaders: headers,
-            body: [], remoteAddress: capture.peerAddress(wsi))
+            body: [], remoteAddress: peer)
         return 0
     }
 
@@ -79,7 +83,10 @@ final class WebSocketSessions {
         headers: [(String, String)] = []
     ) -> Int32 {
         let body = server.rejectionBody(status: status, message: message, field: field, rule: rule)
-        return writer.writeImmediate(wsi, status: status, headers: headers, body: body) ? 1 : -1
+        let h1 = lws_get_network_wsi(wsi) == wsi
+        // HTTP/1: the hand-built answer says `connection: close`, so hang up (-1) once it is written; h2: the stream
+        // answered (1) and the connection goes on.
+        return writer.writeRefusal(wsi, status: status, headers: headers, body: body) && !h1 ? 1 : -1
     }
 
     /// `LWS_CALLBACK_ESTABLISHED`.

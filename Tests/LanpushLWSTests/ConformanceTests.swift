@@ -34,6 +34,21 @@ struct ConformanceTests {
         #expect(s.delegate.opened.get().isEmpty)
     }
 
+    /// lws asks about the upgrade before it has read the request's HTTP version; its own status line there would
+    /// say HTTP/1.0, which WebSocket clients do not accept as an answer. The refusal is HTTP/1.1 and closes.
+    @Test func aRefusedHandshakeIsAnHTTP11AnswerThatCloses() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let c = try TCPClient(port: s.port)
+        try c.send(upgrade(version: "8"))
+        let head = String(decoding: try c.readUntil(Array("\r\n\r\n".utf8)), as: UTF8.self)
+        #expect(head.hasPrefix("HTTP/1.1 426 Upgrade Required\r\n"), "\(head)")
+        #expect(head.lowercased().contains("connection: close"))
+        let length = head.lowercased().components(separatedBy: "content-length: ").last.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+        #expect(try c.read(length).count == length)
+        #expect(c.readsEOF())
+    }
+
     @Test func aMissingWebSocketVersionGets426() throws {
         let s = try RunningServer()
         defer { s.stop() }

@@ -20,6 +20,7 @@ There is no systemd running here (it is not PID 1), so the unit is checked the w
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import os
@@ -30,6 +31,7 @@ import resource
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -349,12 +351,12 @@ class NotifyListener:
         self.sock.close()
 
 
-def write_config(directory: Path, port: int, device_token: str) -> Path:
+def write_config(directory: Path, port: int, device_token: str, extra: str = "") -> Path:
     config = directory / "lanpush.yaml"
     config.write_text(
         f'listen: "127.0.0.1:{port}"\nadmin_token: "systemd-test-admin-token"\nlog_level: debug\n'
         f"mdns: {{enabled: false}}\n"
-        f'devices:\n  - {{id: hall, name: Hall display, token: "{device_token}"}}\n')
+        f'devices:\n  - {{id: hall, name: Hall display, token: "{device_token}"}}\n' + extra)
     return config
 
 
@@ -653,7 +655,8 @@ def test_daemon_runs_inside_the_units_sandbox(sandbox):
     creds.mkdir(mode=0o500)
     port = free_port()
     token = "sandbox-device-token-0123"
-    config = write_config(creds, port, token)
+    # TLS on: making the certificate in the state folder and OpenSSL serving it must fit the sandbox too.
+    config = write_config(creds, port, token, extra="tls: {enabled: true}\n")
     config.chmod(0o400)
     os.chown(config, uid, uid)
     os.chown(creds, uid, uid)
@@ -691,6 +694,14 @@ def test_daemon_runs_inside_the_units_sandbox(sandbox):
                 frames.append(json.loads(ws.recv(timeout=10)))
             start = next(f for f in frames if f["type"] == "start")
             assert start["tag"] == "washer" and start["state"]["progress"] == 5, start
+        tls = ssl.create_default_context()
+        tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
+        with wsclient.connect(f"wss://127.0.0.1:{port}/v1/stream", subprotocols=["lanpush.v1"], ssl=tls,
+                              open_timeout=10) as ws:
+            served = hashlib.sha256(ws.socket.getpeercert(binary_form=True)).hexdigest()
+            assert json.loads(ws.recv(timeout=10))["type"] == "auth_required"
+        generated = ssl.PEM_cert_to_DER_cert((state / "tls" / "cert.pem").read_text())
+        assert hashlib.sha256(generated).hexdigest() == served
         assert listener.wait_for("WATCHDOG=1", 3)
         proc.send_signal(signal.SIGTERM)
         assert listener.wait_for("STOPPING=1", 10)
@@ -704,7 +715,7 @@ def test_daemon_runs_inside_the_units_sandbox(sandbox):
     text = log_path.read_text()
     for complaint in ("getifaddrs", "Operation not permitted", "Permission denied", "Bad system call"):
         assert complaint not in text, f"{complaint!r} in the sandboxed daemon's log:\n{text}"
-    created = [p for p in state.iterdir()]
+    created = [p for p in state.rglob("*")]
     assert created and all(p.stat().st_uid == uid for p in created)
     assert all(p.stat().st_mode & 0o077 == 0 for p in created if p.is_file()), "UMask=0077 not honoured"
 

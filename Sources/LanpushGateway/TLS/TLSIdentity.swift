@@ -28,7 +28,7 @@ struct TLSIdentity: Sendable, Equatable {
             try fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let (certPEM, keyPEM) = try selfSigned(hostName: hostName, now: now)
             guard fm.createFile(atPath: keyPath, contents: Data(keyPEM.utf8), attributes: [.posixPermissions: 0o600]),
-                fm.createFile(atPath: certPath, contents: Data(certPEM.utf8), attributes: [.posixPermissions: 0o644])
+                fm.createFile(atPath: certPath, contents: Data(certPEM.utf8))  // public: the umask decides
             else {
                 throw ConfigError(key: "tls", message: "cannot write the certificate to \(dir)")
             }
