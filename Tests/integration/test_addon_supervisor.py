@@ -72,6 +72,9 @@ good = json.loads(sys.argv[2])
 out["good"] = options(good)
 out["short_token"] = options({**good, "devices": [{"id": "tablet", "token": "12345"}]})
 out["bad_routing"] = options({**good, "devices": [{"id": "tablet", "token": "x" * 32, "notifications": "mqtt"}]})
+# An upgrade: the Supervisor starts the add-on with {**new defaults, **options saved under the previous release}.
+saved = json.loads(sys.argv[3])
+out["upgrade"] = options({**config["options"], **saved})
 out["ui"] = len(UiOptions(core)(config["schema"]))
 for t in sorted((addon / "translations").glob("*.yaml")):
     try:
@@ -102,7 +105,20 @@ GOOD = {
     "mdns": {"enabled": True, "name": "", "interfaces": ["eth0"]},
     "tls": {"enabled": True, "cert": "", "key": "", "plain": False},
     "store": {"synchronous": "normal"},
-    "home_assistant": {"enabled": True, "url": "", "token": "", "devices": ["kitchen-tablet"]},
+    "home_assistant": {"enabled": True, "url": "", "token": "", "devices": ["kitchen-tablet"], "sensor_interval": 2},
+}
+
+# Options as the 0.1.0 add-on's form saved them (every section, one limit changed, a device of its time).
+SAVED_BY_0_1_0 = {
+    "listen": "0.0.0.0:8765", "admin_token": "a" * 32, "viewer_token": "", "open_metrics": False, "log_level": "info",
+    "devices": [{"id": "kitchen-tablet", "name": "Kitchen", "token": "t" * 32}],
+    "session": {"ping_interval": 10, "ping_timeout": 10, "ack_timeout": 10, "window": 32},
+    "limits": {"max_body": 131072, "max_sessions": 10000, "notification_queue": 100},
+    "relay": {"upstream": "https://mobile-apps.home-assistant.io", "min_update_interval": 15, "starts_per_hour": 10,
+              "quota": 500, "quota_reserve": 50, "timeout": 10},
+    "mdns": {"enabled": True, "name": "", "interfaces": []},
+    "store": {"synchronous": "normal"},
+    "home_assistant": {"enabled": False, "url": "", "token": "", "devices": []},
 }
 
 
@@ -111,7 +127,7 @@ def verdict():
     script = ROOT / "test-artifacts" / "supervisor_check.py"
     script.parent.mkdir(exist_ok=True)
     script.write_text(CHECK)
-    r = subprocess.run([str(PYTHON), str(script), str(ROOT), json.dumps(GOOD)], capture_output=True, text=True, timeout=120,
+    r = subprocess.run([str(PYTHON), str(script), str(ROOT), json.dumps(GOOD), json.dumps(SAVED_BY_0_1_0)], capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, PYTHONPATH=str(SOURCE)))
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -124,6 +140,11 @@ def test_the_supervisor_accepts_config_yaml(verdict):
 def test_the_default_options_and_a_full_set_pass_the_schema(verdict):
     assert verdict["defaults"] == "ok" and verdict["good"] == "ok"
     assert verdict["ui"] > 0  # the options form renders
+
+
+def test_options_saved_by_the_previous_release_still_start_the_addon(verdict):
+    """Keys added inside a section since 0.1.0 must be optional, or an upgraded add-on refuses to start."""
+    assert verdict["upgrade"] == "ok", verdict["upgrade"]
 
 
 def test_the_schema_refuses_what_lanpushd_would_refuse(verdict):
