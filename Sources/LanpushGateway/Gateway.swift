@@ -5,7 +5,7 @@ import LanpushLWS
 import LanpushStore
 import Logging
 
-/// lanpushd's engine: one libwebsockets context and its service thread, which owns the hub.
+/// lanpushd's engine: one libwebsockets context and its service thread, which owns the gateway's state (`GatewayCore`).
 ///
 /// `run()` services the loop on the calling thread; `stop()` may be called from any thread (a signal
 /// handler's queue) and makes `run()` return after closing sessions with 1001.

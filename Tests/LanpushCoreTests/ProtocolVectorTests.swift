@@ -6,7 +6,7 @@ import Testing
 /// The shared protocol vectors (`Tests/Fixtures/protocol/*.json`, format in docs/CLIENTS.md): named scenarios of
 /// server frames, each with the state a client must hold after it and the seq it must acknowledge. They are
 /// recorded here from the real core — `DeviceLedger` and `Coalescer` on a fixed clock, frames from
-/// `OutboundEvent.json` as the hub sends them — and the expected state comes from `VectorClient`, a client
+/// `OutboundEvent.json` as the gateway sends them — and the expected state comes from `VectorClient`, a client
 /// reducer written from docs/PROTOCOL.md alone. Every client (TypeScript now, Python and Swift later) replays
 /// the files. The test fails when the core's output drifts from them; `LANPUSH_RECORD_VECTORS=1` rewrites them.
 @Suite struct ProtocolVectorTests {
@@ -75,7 +75,7 @@ struct VectorScenario: Sendable, CustomTestStringConvertible {
     }
 }
 
-/// Drives a device's ledger and one session's coalescer the way the hub does, and writes down every frame.
+/// Drives a device's ledger and one session's coalescer the way the gateway does, and writes down every frame.
 struct VectorRecorder {
     static let t0 = 1_700_000_000.0
     let name: String
@@ -121,7 +121,7 @@ struct VectorRecorder {
         note(ledger.dismissedByUser(tag: tag, now: now).map { [$0] } ?? [])
     }
 
-    /// Time passes: the hub's tick (stale dates, dismissals that fall due, housekeeping).
+    /// Time passes: the gateway's tick (stale dates, dismissals that fall due, housekeeping).
     mutating func advance(by seconds: Double) {
         now += seconds
         note(ledger.advance(to: now))
@@ -160,7 +160,7 @@ struct VectorRecorder {
         coalescer = nil
     }
 
-    /// Reads what the session has due, as the hub's writer does (events, then `synced`), then acks.
+    /// Reads what the session has due, as the gateway's session writer does (events, then `synced`), then acks.
     mutating func read(max: Int = .max, ack: Bool = true) {
         var count = 0
         while count < max, coalescer != nil {
@@ -176,7 +176,7 @@ struct VectorRecorder {
         if ack { acknowledge() }
     }
 
-    /// Sends the session's cumulative ack (the hub prunes notifications every session has acknowledged).
+    /// Sends the session's cumulative ack (the gateway prunes notifications every session has acknowledged).
     mutating func acknowledge() {
         guard coalescer != nil, let seq = sessionAck else { return }
         coalescer!.acknowledge(UInt64(seq))

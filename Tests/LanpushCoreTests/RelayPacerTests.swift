@@ -3,7 +3,7 @@ import Testing
 
 @testable import LanpushCore
 
-/// Drives a pacer the way the hub does: submit accepted changes, send what is due, answer each request.
+/// Drives a pacer the way the gateway's relay hand-over does: submit accepted changes, send what is due, answer each request.
 struct PacerHarness {
     var pacer: RelayPacer
     var now = 1_700_000_000.0

@@ -1,5 +1,5 @@
 /// Everything the gateway knows of one device's activities and notifications, and the sequence that orders
-/// its changes. Pure: the caller (the loop-owned hub) passes the time and fans the returned changes out to
+/// its changes. Pure: the caller (the gateway's loop-owned ingest) passes the time and fans the returned changes out to
 /// the device's sessions, the store and the relay path.
 public struct DeviceLedger: Sendable {
     public let deviceId: String

@@ -35,7 +35,7 @@ final class DeviceRecord {
     var lastSeen: Double?
     /// The newest seq any session of the device acknowledged: what reached it over the LAN.
     var deliveredSeq: UInt64 = 0
-    /// The latest relay body per activity tag, and per queued notification seq (Hub+Relay).
+    /// The latest relay body per activity tag, and per queued notification seq (`RelayHandOver`).
     var relayBodies: [String: JSONValue] = [:]
     var relayNotificationBodies: [UInt64: JSONValue] = [:]
     /// Per activity tag, the newest seq the relay answered 2xx for: what the phone has through the relay path, so a

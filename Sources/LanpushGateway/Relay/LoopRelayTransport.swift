@@ -1,6 +1,6 @@
 import LanpushCore
 
-/// The hub's relay transport: `RelayClient` off the loop, answers brought back through the loop inbox.
+/// The relay hand-over's transport: `RelayClient` off the loop, answers brought back through the loop inbox.
 final class LoopRelayTransport: RelayTransport {
     let client: RelayClient
     let inbox: LoopInbox

@@ -1,4 +1,4 @@
-/// What the hub needs from a WebSocket connection; the lws adapter provides it. Loop thread only.
+/// What a session needs from a WebSocket connection; the lws adapter provides it. Loop thread only.
 public protocol SessionTransport: AnyObject {
     /// Ask for a `writable` callback (lws `lws_callback_on_writable`).
     func requestWritable()

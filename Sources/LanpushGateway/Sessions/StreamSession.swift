@@ -1,7 +1,7 @@
 import LanpushCore
 import Logging
 
-/// One lanpush.v1 WebSocket session. Owned by the hub; touched only on the lws loop thread.
+/// One lanpush.v1 WebSocket session. Owned by the `SessionRegistry`; touched only on the lws loop thread.
 final class StreamSession {
     enum Role: Equatable {
         /// Waiting for `auth`.
