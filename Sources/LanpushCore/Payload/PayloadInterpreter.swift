@@ -12,8 +12,11 @@ public enum PayloadInterpreter {
         -> AcceptedPush
     {
         var message = message
-        let options = message.data.removeValue(forKey: optionsKey)
-        let route = try deliveryPath(options, at: path.key("data").key(optionsKey))
+        var route: DeliveryPath?
+        // Only a payload that has options pays for copying its data and building the field path (the hot path has none).
+        if message.data[optionsKey] != nil {
+            route = try deliveryPath(message.data.removeValue(forKey: optionsKey), at: path.key("data").key(optionsKey))
+        }
         let command = try interpret(message, now: now, path: path)
         var warnings = [FieldWarning]()
         if case .liveUpdate(let update) = command, (update.title ?? "").isEmpty {

@@ -78,7 +78,7 @@ final class IngestEndpoints {
     func push(_ body: JSONValue) -> APIResponse {
         let request: IngestRequest
         do {
-            request = try IngestRequest.native(body, allDevices: allDevices(), now: clock())
+            request = try IngestRequest.native(body, allDevices: allDevices, now: clock())
         } catch {
             metrics.reject("validation")
             return .error(400, error)

@@ -3,8 +3,9 @@ import LanpushLWS
 import Logging
 
 /// Maps HTTP requests to the API's endpoints: path checks, authentication, content checks, JSON in; an
-/// `APIResponse` out. The only layer that speaks HTTP status codes. Loop thread only.
-struct Router {
+/// `APIResponse` out. The only layer that speaks HTTP status codes. Loop thread only. A class: a struct of this many
+/// references was copied (each one retained and released) on every request.
+final class Router {
     enum Access {
         case open, read, write
     }
@@ -21,6 +22,24 @@ struct Router {
     let renderMetrics: () -> String
     let page: (String) -> (contentType: String, body: [UInt8])?
 
+    init(
+        ingest: IngestEndpoints, state: StateEndpoints, devices: DeviceEndpoints, access: AccessControl, throttle: AuthThrottle,
+        clock: @escaping () -> Double, openMetrics: Bool, metrics: GatewayMetrics, logger: Logger,
+        renderMetrics: @escaping () -> String, page: @escaping (String) -> (contentType: String, body: [UInt8])?
+    ) {
+        self.ingest = ingest
+        self.state = state
+        self.devices = devices
+        self.access = access
+        self.throttle = throttle
+        self.clock = clock
+        self.openMetrics = openMetrics
+        self.metrics = metrics
+        self.logger = logger
+        self.renderMetrics = renderMetrics
+        self.page = page
+    }
+
     static let knownPaths: [[String]] = [
         ["healthz"], ["metrics"], ["api", "sendPushNotification"], ["api", "sendPush", "android", "v1"], ["v1", "push"],
         ["v1", "activities"], ["v1", "activities", "*"], ["v1", "devices"], ["v1", "devices", "*"],
@@ -33,12 +52,12 @@ struct Router {
         if path.count > 1, path.hasSuffix("/"), page(String(path.dropLast())) != nil { path.removeLast() }
         // An empty segment is never meant: lws cuts a decoded path at `%00`, so `DELETE /v1/activities/%00` arrives
         // as "/v1/activities/" — which must not read as "every activity".
-        if path.utf8.contains(0) || (path != "/" && path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().contains("")) {
+        let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        if path.utf8.contains(0) || segments.contains("") {
             let shown = path.map { $0 == "\0" ? "%00" : String($0) }.joined()
             return reject(400, "bad_path", field: "path", rule: "segment",
                 "path: empty segments and NUL bytes are not allowed (got '\(shown)')")
         }
-        let segments = path.split(separator: "/").map(String.init)
         switch (request.method, segments) {
         case (.get, ["healthz"]), (.head, ["healthz"]):
             return state.health()

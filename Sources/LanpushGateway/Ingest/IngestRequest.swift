@@ -33,15 +33,16 @@ struct IngestRequest {
             liveActivityToken: request.liveActivityToken, acceptedAt: now)
     }
 
-    /// `POST /v1/push`: the notify service data plus `targets` (device ids or "all"; missing = `allDevices`).
-    static func native(_ body: JSONValue, allDevices: [String], now: Double) throws(FieldError) -> IngestRequest {
+    /// `POST /v1/push`: the notify service data plus `targets` (device ids or "all"; missing = `allDevices`, asked
+    /// for only then: listing every device on each push was 1.4 % of an ingest round with 100 devices).
+    static func native(_ body: JSONValue, allDevices: () -> [String], now: Double) throws(FieldError) -> IngestRequest {
         guard var object = body.objectValue else {
             throw FieldError(field: "", rule: "type", message: "the body must be a JSON object")
         }
         var targets: [String]
         switch object.removeValue(forKey: "targets") {
         case nil, .null?, .string("all")?:
-            targets = allDevices
+            targets = allDevices()
         case .string(let one)?:
             targets = [one]
         case .array(let list)?:
