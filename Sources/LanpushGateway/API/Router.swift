@@ -52,7 +52,11 @@ final class Router {
         if path.count > 1, path.hasSuffix("/"), page(String(path.dropLast())) != nil { path.removeLast() }
         // An empty segment is never meant: lws cuts a decoded path at `%00`, so `DELETE /v1/activities/%00` arrives
         // as "/v1/activities/" — which must not read as "every activity".
-        let segments = path == "/" ? [] : path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        // Split on the UTF-8 bytes: splitting by Character cost ~4,700 instructions for "/v1/push", 2 % of an ingest.
+        let segments = path == "/"
+            ? []
+            : path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+                .map { String(decoding: $0, as: UTF8.self) }
         if path.utf8.contains(0) || segments.contains("") {
             let shown = path.map { $0 == "\0" ? "%00" : String($0) }.joined()
             return reject(400, "bad_path", field: "path", rule: "segment",
