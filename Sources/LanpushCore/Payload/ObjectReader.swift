@@ -8,7 +8,8 @@ struct ObjectReader {
 
     init(_ object: [String: JSONValue], at path: FieldPath) {
         self.path = path
-        self.members = object.filter { !$0.value.isNull }
+        // Rebuilt only when there is a null to drop: most payloads have none, and every reader is on the ingest path.
+        self.members = object.values.contains(where: \.isNull) ? object.filter { !$0.value.isNull } : object
         self.keys = object.keys
     }
 
