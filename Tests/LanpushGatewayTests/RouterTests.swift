@@ -36,6 +36,16 @@ import Testing
         #expect(gw.device("phone")?["seq"] == 1, "nothing was applied")
     }
 
+    @Test func theBearerSchemeIsCaseInsensitiveAndBlanksAroundTheTokenDoNotCount() {
+        #expect(Router.bearerToken("Bearer abc") == "abc")
+        #expect(Router.bearerToken("bEaReR   abc  ") == "abc")
+        #expect(Router.bearerToken("Bearer ") == "")
+        #expect(Router.bearerToken("Bearer\u{0}abc") == "")  // only a blank separates the scheme
+        #expect(Router.bearerToken("Basic abc") == "")
+        #expect(Router.bearerToken("Bearerabc") == "")
+        #expect(Router.bearerToken("") == "")
+    }
+
     @Test func readsTakeTheAdminOrViewerTokenAndNothingElse() throws {
         let gw = try TestGateway()
         for path in ["/v1/devices", "/v1/activities", "/metrics"] {
