@@ -1,0 +1,125 @@
+"""Handing events to the app: callbacks (`client.on(...)`) and `async for` loops.
+
+Both are awaited: an event counts as handled once every callback returned (async ones awaited) and every
+`async for` loop came back for the next event. The client acknowledges a frame only after all of its events were
+handled, so a slow app slows the stream — the gateway merges what piles up — instead of losing anything.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Tuple, Type, Union
+
+from .events import EVENT_TYPES, Event
+
+Handler = Callable[[Any], Any]
+EventKey = Union[str, Type[Any]]
+ALL = "*"
+
+
+def event_type(key: EventKey) -> str:
+    """`"activity"`, `ActivityChanged` or `"*"` (every event) → the event type name."""
+    name = key if isinstance(key, str) else getattr(key, "type", None)
+    if name != ALL and name not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {key!r}: one of {sorted(EVENT_TYPES)} or '*'")
+    return name  # type: ignore[return-value]
+
+
+class Subscription:
+    """One `async for` loop's queue. Each event carries a future the loop resolves when it asks for the next one."""
+
+    def __init__(self) -> None:
+        self.queue: "asyncio.Queue[Optional[Tuple[Event, asyncio.Future[None]]]]" = asyncio.Queue()
+        self.closed = False
+        self.current: "Optional[asyncio.Future[None]]" = None
+
+    async def deliver(self, event: Event) -> None:
+        if self.closed:
+            return
+        done: "asyncio.Future[None]" = asyncio.get_running_loop().create_future()
+        self.queue.put_nowait((event, done))
+        await done
+
+    def close(self) -> None:
+        """Ends the loop (after the events already queued) and releases whoever waits on it."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.current is not None and not self.current.done():
+            self.current.set_result(None)
+        pending: List[Tuple[Event, "asyncio.Future[None]"]] = []
+        while not self.queue.empty():
+            item = self.queue.get_nowait()
+            if item is not None:
+                pending.append(item)
+        for _, done in pending:
+            if not done.done():
+                done.set_result(None)
+        self.queue.put_nowait(None)
+
+
+class Dispatcher:
+    def __init__(self) -> None:
+        self._handlers: Dict[str, List[Handler]] = {}
+        self._subscriptions: List[Subscription] = []
+        self.finished = False
+
+    def on(self, key: EventKey, handler: Handler) -> Callable[[], None]:
+        """Calls `handler(event)` for every event of this type (or all, with "*"); returns the unsubscriber."""
+        name = event_type(key)
+        self._handlers.setdefault(name, []).append(handler)
+
+        def off() -> None:
+            handlers = self._handlers.get(name, [])
+            if handler in handlers:
+                handlers.remove(handler)
+
+        return off
+
+    async def emit(self, event: Event) -> List[BaseException]:
+        """Runs the callbacks and feeds the loops; returns what the callbacks raised (the client reports it)."""
+        errors: List[BaseException] = []
+        for handler in list(self._handlers.get(event.type, ())) + list(self._handlers.get(ALL, ())):
+            try:
+                result = handler(event)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as error:  # a failing handler must not stop the stream
+                errors.append(error)
+        for subscription in list(self._subscriptions):
+            await subscription.deliver(event)
+        return errors
+
+    async def events(self) -> AsyncIterator[Event]:
+        """An `async for` loop over every event. The event counts as handled when the loop body finished."""
+        subscription = Subscription()
+        if self.finished:
+            return
+        self._subscriptions.append(subscription)
+        try:
+            while True:
+                item = await subscription.queue.get()
+                if item is None:
+                    return
+                event, done = item
+                subscription.current = done
+                try:
+                    yield event
+                finally:
+                    subscription.current = None
+                    if not done.done():
+                        done.set_result(None)
+        finally:
+            subscription.close()
+            if subscription in self._subscriptions:
+                self._subscriptions.remove(subscription)
+
+    def finish(self) -> None:
+        """The client stopped for good: every loop ends."""
+        self.finished = True
+        for subscription in list(self._subscriptions):
+            subscription.close()
+
+    def reopen(self) -> None:
+        """The client was started again after a stop."""
+        self.finished = False
