@@ -60,6 +60,7 @@ class FakeConnector:
         self.transports = []
         self.attempts = 0
         self.refuse = 0
+        self.script = []  # frames every new transport receives at once (for tests that cannot feed it later)
 
     async def __call__(self, url, subprotocols, context, timeout):
         self.attempts += 1
@@ -67,6 +68,8 @@ class FakeConnector:
             self.refuse -= 1
             raise ConnectionRefusedError("refused")
         t = FakeTransport(url, subprotocols)
+        for frame in self.script:
+            t.receive(frame)
         self.transports.append(t)
         return t
 

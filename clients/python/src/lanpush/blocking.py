@@ -47,7 +47,7 @@ class BlockingClient:
     # Lifecycle
 
     def start(self) -> None:
-        """Connects in the background (idempotent)."""
+        """Connects in the background (idempotent), for callbacks registered with `on()`."""
 
         async def start() -> None:
             self.client.start()
@@ -69,7 +69,7 @@ class BlockingClient:
             self._loop.close()
 
     def __enter__(self) -> "BlockingClient":
-        self.start()
+        # Not started here: iterating (or `run()`, or `start()`) starts it, so no event is missed in between.
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -90,7 +90,8 @@ class BlockingClient:
         return self.client.on(key, handler)
 
     def events(self, timeout: Optional[float] = None) -> Iterator[Event]:
-        """Every event, in order, until the client stops — or until `timeout` seconds pass without one."""
+        """Every event, in order, until the client stops — or until `timeout` seconds pass without one. Starts the
+        client if it is not running."""
         holder: List[Any] = []
 
         async def open_iterator() -> None:

@@ -9,12 +9,12 @@ import logging
 import random as _random
 import ssl
 import time
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Mapping, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional
 from urllib.parse import urlsplit
 
 from .backoff import Backoff
 from .close_codes import CloseInfo, classify_close
-from .dispatch import Dispatcher, EventKey, Handler
+from .dispatch import Dispatcher, EventKey, EventStream, Handler
 from .events import (AUTH_REJECTED, CONNECTING, LIVE, OFFLINE, AuthRejected, ClientError, DeviceChanged, Event,
                      Registered, StatusChanged)
 from .reducer import DEFAULT_MAX_NOTIFICATIONS, reduce
@@ -191,17 +191,19 @@ class LanpushClient:
     async def __aexit__(self, *exc: Any) -> None:
         await self.stop()
 
-    def __aiter__(self) -> AsyncIterator[Event]:
+    def __aiter__(self) -> EventStream:
         return self.events()
 
-    def events(self) -> AsyncIterator[Event]:
-        """Every event, in order; the loop ends when the client stops. An event counts as handled (and its frame
-        may be acknowledged) when the loop asks for the next one. Starts the client if it is not running."""
-        iterator = self._dispatch.events()
+    def events(self) -> EventStream:
+        """Every event from now on, in order; the loop ends when the client stops. An event counts as handled
+        (and its frame may be acknowledged) when the loop asks for the next one — so iterate it: the client waits
+        for the loop. Starts the client if it is not running."""
         if not self._running and (self._task is None or self._task.done()) and self._status != AUTH_REJECTED:
             self._dispatch.reopen()
+            iterator = self._dispatch.events()
             self.start()
-        return iterator
+            return iterator
+        return self._dispatch.events()
 
     async def dismiss(self, tag: str) -> None:
         """The user dismissed the activity: it becomes `dismissed` for every session of the device."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
 
 from .events import EVENT_TYPES, Event
 
@@ -90,29 +90,20 @@ class Dispatcher:
             await subscription.deliver(event)
         return errors
 
-    async def events(self) -> AsyncIterator[Event]:
-        """An `async for` loop over every event. The event counts as handled when the loop body finished."""
+    def events(self) -> "EventStream":
+        """An `async for` loop over every event from now on. The event counts as handled when the loop asks for
+        the next one."""
         subscription = Subscription()
         if self.finished:
-            return
-        self._subscriptions.append(subscription)
-        try:
-            while True:
-                item = await subscription.queue.get()
-                if item is None:
-                    return
-                event, done = item
-                subscription.current = done
-                try:
-                    yield event
-                finally:
-                    subscription.current = None
-                    if not done.done():
-                        done.set_result(None)
-        finally:
             subscription.close()
-            if subscription in self._subscriptions:
-                self._subscriptions.remove(subscription)
+        else:
+            self._subscriptions.append(subscription)
+        return EventStream(self, subscription)
+
+    def remove(self, subscription: Subscription) -> None:
+        subscription.close()
+        if subscription in self._subscriptions:
+            self._subscriptions.remove(subscription)
 
     def finish(self) -> None:
         """The client stopped for good: every loop ends."""
@@ -123,3 +114,55 @@ class Dispatcher:
     def reopen(self) -> None:
         """The client was started again after a stop."""
         self.finished = False
+
+
+class EventStream:
+    """The iterator `client.events()` returns. It is registered at once, so no event is missed between creating
+    it and the first `__anext__`; one that is dropped unfinished (a `break`) is closed when it is collected, so the
+    client never waits for a loop that is gone."""
+
+    def __init__(self, dispatcher: Dispatcher, subscription: Subscription) -> None:
+        self._dispatcher = dispatcher
+        self._subscription = subscription
+        self._loop = asyncio.get_running_loop()
+
+    def __aiter__(self) -> "EventStream":
+        return self
+
+    async def __anext__(self) -> Event:
+        subscription = self._subscription
+        if subscription.current is not None and not subscription.current.done():
+            subscription.current.set_result(None)  # the previous event was handled
+        subscription.current = None
+        try:
+            item = await subscription.queue.get()
+        except asyncio.CancelledError:
+            self.close()
+            raise
+        if item is None:
+            self.close()
+            raise StopAsyncIteration
+        event, done = item
+        subscription.current = done
+        return event
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._subscription.closed:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self._loop:
+            self._dispatcher.remove(self._subscription)
+        elif not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._dispatcher.remove, self._subscription)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
