@@ -20,9 +20,9 @@ ALL = "*"
 def event_type(key: EventKey) -> str:
     """`"activity"`, `ActivityChanged` or `"*"` (every event) → the event type name."""
     name = key if isinstance(key, str) else getattr(key, "type", None)
-    if name != ALL and name not in EVENT_TYPES:
+    if not isinstance(name, str) or (name != ALL and name not in EVENT_TYPES):
         raise ValueError(f"unknown event type {key!r}: one of {sorted(EVENT_TYPES)} or '*'")
-    return name  # type: ignore[return-value]
+    return name
 
 
 class Subscription:

@@ -223,7 +223,7 @@ def from_wire(a: Frame, phase: str) -> Activity:
     }
     for key in ("stale_date", "relevance_score", "dismissal_date"):
         if key in a:
-            activity[key] = a[key]  # type: ignore[literal-required]
+            activity[key] = a[key]  # type: ignore[literal-required,unused-ignore]
     return activity
 
 
@@ -232,7 +232,7 @@ def copy_optional(f: Frame, activity: Activity) -> None:
     unchanged (wire detail 7)."""
     for key in ("stale_date", "relevance_score"):
         if key in f:
-            activity[key] = f[key]  # type: ignore[literal-required]
+            activity[key] = f[key]  # type: ignore[literal-required,unused-ignore]
 
 
 def same_notification(a: HeldNotification, b: HeldNotification) -> bool:

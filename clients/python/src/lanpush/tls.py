@@ -62,7 +62,7 @@ def pinned_context(fingerprint: str) -> ssl.SSLContext:
             super().do_handshake(block)
             check_peer(self, pin)
 
-    context.sslobject_class = PinnedSSLObject  # type: ignore[misc]
-    context.sslsocket_class = PinnedSSLSocket  # type: ignore[misc]
+    context.sslobject_class = PinnedSSLObject
+    context.sslsocket_class = PinnedSSLSocket
     context.lanpush_fingerprint = pin  # type: ignore[attr-defined]
     return context

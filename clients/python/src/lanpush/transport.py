@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 import ssl
-from typing import Awaitable, Callable, Optional, Protocol, Sequence
+from typing import Awaitable, Callable, Optional, Protocol, Sequence, Tuple
 
 from .tls import check_peer
 
@@ -78,7 +78,7 @@ class WebSocketsTransport:
             transport.abort()
 
 
-def _close_of(closed: Exception) -> tuple:
+def _close_of(closed: Exception) -> Tuple[Optional[int], Optional[str]]:
     rcvd = getattr(closed, "rcvd", None)
     if rcvd is not None:
         return rcvd.code, rcvd.reason
