@@ -232,5 +232,19 @@ async def test_remove_notification_is_local_and_persisted():
     await c.stop()
 
 
+async def test_a_stop_right_after_start_is_honoured_and_run_returns_after_a_stop_from_a_handler():
+    connector = FakeConnector()
+    c = make(connector)
+    c.start()
+    await c.stop()
+    assert connector.attempts == 0 and c.status == "offline"
+    c.on("activity", lambda e: asyncio.ensure_future(c.stop()))
+    running = asyncio.ensure_future(c.run())
+    t = await handshake(connector)
+    t.receive(start(1, "a"))
+    await asyncio.wait_for(running, 2)
+    assert t.closed == (1000, "client stopped")
+
+
 def _assert(value):
     assert value

@@ -78,10 +78,7 @@ class BlockingClient:
     def run(self) -> None:
         """Blocks until the client stops (a rejected token, or `stop()` from a callback or another thread)."""
 
-        async def run() -> None:
-            await self.client.start()
-
-        self._call(run())
+        self._call(self.client.run())
 
     # Events
 

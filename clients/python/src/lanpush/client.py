@@ -142,16 +142,24 @@ class LanpushClient:
     def start(self) -> "asyncio.Task[None]":
         """Connects in the background (and keeps connecting) until `stop()` or a rejected token."""
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self.run())
+            # Running from now on, not from when the task first runs: a stop() in between is honoured.
+            self._running = True
+            self._wake = asyncio.Event()
+            self._dispatch.reopen()
+            self._task = asyncio.get_running_loop().create_task(self._run())
         return self._task
 
     async def run(self) -> None:
-        """Connects and keeps connecting; returns after `stop()` or a rejected token."""
-        if self._running:
-            raise RuntimeError("the client is already running")
-        self._running = True
-        self._wake = asyncio.Event()
-        self._dispatch.reopen()
+        """Connects and keeps connecting; returns after `stop()` or a rejected token (starts the client if
+        `start()` did not)."""
+        task = self.start()
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+
+    async def _run(self) -> None:
         try:
             await self._load()
             while self._running:
@@ -198,7 +206,7 @@ class LanpushClient:
         """Every event from now on, in order; the loop ends when the client stops. An event counts as handled
         (and its frame may be acknowledged) when the loop asks for the next one — so iterate it: the client waits
         for the loop. Starts the client if it is not running."""
-        if not self._running and (self._task is None or self._task.done()) and self._status != AUTH_REJECTED:
+        if (self._task is None or self._task.done()) and self._status != AUTH_REJECTED:
             self._dispatch.reopen()
             iterator = self._dispatch.events()
             self.start()

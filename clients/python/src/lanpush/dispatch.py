@@ -82,7 +82,9 @@ class Dispatcher:
         for handler in list(self._handlers.get(event.type, ())) + list(self._handlers.get(ALL, ())):
             try:
                 result = handler(event)
-                if inspect.isawaitable(result):
+                # An `async def` handler is awaited; a task or future it hands back is not (a handler that starts
+                # `client.stop()` as a task must not wait for the client it stops).
+                if inspect.iscoroutine(result):
                     await result
             except Exception as error:  # a failing handler must not stop the stream
                 errors.append(error)
