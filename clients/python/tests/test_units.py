@@ -5,7 +5,7 @@ import time
 import pytest
 
 from fakes import FakeConnector
-from lanpush import BlockingClient, Credentials, JSONFileStore, LanpushClient, PairingURL, merge_patch
+from lanpush import BlockingClient, Credentials, JSONFileStore, LanpushClient, PairingURL, merge_patch, reduce
 from lanpush.merge_patch import json_equal
 
 # RFC 7386, Appendix A: target, patch, result.
@@ -39,6 +39,17 @@ def test_json_equality_compares_numbers_by_value_but_never_a_boolean_with_a_numb
     assert json_equal({"a": [1, 2.0]}, {"a": [1.0, 2]})
     assert not json_equal({"a": True}, {"a": 1})
     assert not json_equal({"a": 1}, {"a": 1, "b": None})
+
+
+def test_a_null_stale_date_or_relevance_in_an_update_removes_it():
+    held = {"epoch": "e", "seq": 1, "notifications": [], "activities": {"a": {
+        "tag": "a", "attributes": {"tag": "a", "title": "A"}, "state": {}, "phase": "stale", "stale_date": 5,
+        "relevance_score": 2}}}
+    frame = {"type": "update", "seq": 2, "tag": "a", "patch": {}, "phase": "active", "stale_date": None,
+             "relevance_score": 3}
+    after = reduce(held, frame, now=10).state["activities"]["a"]
+    assert after == {"tag": "a", "attributes": {"tag": "a", "title": "A"}, "state": {}, "phase": "active",
+                     "relevance_score": 3}
 
 
 def test_the_json_file_store_round_trips_replaces_atomically_and_ignores_junk(tmp_path):

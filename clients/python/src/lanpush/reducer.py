@@ -229,10 +229,14 @@ def from_wire(a: Frame, phase: str) -> Activity:
 
 def copy_optional(f: Frame, activity: Activity) -> None:
     """`update` and `end` carry `stale_date` / `relevance_score` only when the activity has one; absent means
-    unchanged (wire detail 7)."""
+    unchanged (wire detail 7). A `null` (which the gateway does not send today) is read as "none any more", as in
+    a merge patch, so the state never holds a null where the vectors have no key."""
     for key in ("stale_date", "relevance_score"):
         if key in f:
-            activity[key] = f[key]  # type: ignore[literal-required,unused-ignore]
+            if f[key] is None:
+                activity.pop(key, None)  # type: ignore[misc]
+            else:
+                activity[key] = f[key]  # type: ignore[literal-required,unused-ignore]
 
 
 def same_notification(a: HeldNotification, b: HeldNotification) -> bool:
