@@ -95,18 +95,22 @@ class Redrawer:
 
 async def run(client: LanpushClient, redrawer: Redrawer, tick: float = 30.0, grace: float = 60.0) -> None:
     """Re-renders on every event and every `tick` seconds (countdowns move, dismissal dates pass). A connection
-    problem is shown only once it lasted `grace` seconds: a gateway restart should not cost two refreshes."""
-    not_live_since: List[float] = []
+    problem is shown only once it lasted `grace` seconds: a gateway restart should not cost two refreshes. The
+    first picture waits for the first sync (or the grace period), so a start does not draw a stale one first."""
+    not_live_since: List[float] = [time.monotonic()]
+    synced_once: List[bool] = []
 
     def redraw() -> None:
         status = client.status
         if status == "live":
             not_live_since.clear()
+            synced_once.append(True)
         elif not not_live_since:
             not_live_since.append(time.monotonic())
-        if status not in ("live", "auth_rejected") and time.monotonic() - not_live_since[0] < grace:
-            status = "live"
-        redrawer.offer(render(client.activities(), time.time(), status).image)
+        problem = status == "auth_rejected" or (status != "live" and time.monotonic() - not_live_since[0] >= grace)
+        if not synced_once and not problem:
+            return
+        redrawer.offer(render(client.activities(), time.time(), status if problem else "live").image)
 
     async def ticker() -> None:
         while True:

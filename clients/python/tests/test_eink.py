@@ -146,5 +146,32 @@ async def test_the_example_against_the_gateway_writes_a_png_only_when_the_pictur
     await asyncio.wait_for(running, 5)
 
 
+async def test_the_command_line_pairs_once_then_keeps_a_png_current(gateway, tmp_path):
+    """As clients/python/README.md has a Pi run it: `--pair URL --once`, then `--out FILE`."""
+    gw = gateway()
+    status, made = gw.request("POST", "/v1/pairings", {"device": "eink-pi"}, gw.admin_headers())
+    assert status == 201
+    script = str(Path(eink.__file__))
+    files = ["--credentials", str(tmp_path / "credentials.json"), "--state-dir", str(tmp_path / "state")]
+    paired = await asyncio.create_subprocess_exec(sys.executable, script, "--pair", made["url"], "--once", *files,
+                                                  stdout=asyncio.subprocess.PIPE)
+    out, _ = await paired.communicate()
+    assert paired.returncode == 0 and b"paired as 'eink-pi'" in out
+    await push(gw, "eink-pi", ev(40))
+    screen = tmp_path / "screen.png"
+    running = await asyncio.create_subprocess_exec(sys.executable, script, "--out", str(screen), *files,
+                                                   stderr=asyncio.subprocess.DEVNULL)
+    try:
+        await eventually(lambda: _assert(screen.exists()), 10)
+        image = Image.open(screen)
+        expected = render([{"tag": "ev-charging", "attributes": {"title": "EV Charging"}, "phase": "active",
+                            "state": {"message": "Charging · 40%", "progress": 40, "progress_max": 100}}], NOW)
+        assert filled_share(image, expected.regions["card0.bar"].box) == pytest.approx(0.4, abs=0.005)
+    finally:
+        running.terminate()
+        await running.wait()
+    assert list((tmp_path / "state").iterdir()), "the resume point was kept"
+
+
 def _assert(value):
     assert value
