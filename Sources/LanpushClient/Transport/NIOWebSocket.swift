@@ -43,8 +43,11 @@ enum NIOWebSocketClient {
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration(
                         upgradeRequestHead: head, upgraders: [upgrader],
                         notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { .refused } })
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    // The gateway's `auth_required` often shares a read with the 101 answer: keep those bytes.
+                    pipeline.leftOverBytesStrategy = .forwardBytes
                     let upgraded = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: .init(upgradeConfiguration: configuration))
+                        configuration: pipeline)
                     return (channel, upgraded)
                 }
             }

@@ -76,7 +76,12 @@ final class Harness: Sendable {
     func start() async { await client.start() }
 
     func live(timeout: Duration = .seconds(10)) async throws {
-        try await eventually(timeout) { await self.client.status == .live }
+        do {
+            try await eventually(timeout) { await self.client.status == .live }
+        } catch {
+            Issue.record("not live: \(await client.status); events: \(await log.events.suffix(8))")
+            throw error
+        }
     }
 
     func stop() async {
