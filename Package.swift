@@ -125,7 +125,6 @@ let package = Package(
                 "LanpushCore",
                 "LanpushClient",
                 "LanpushAvahi",
-                "LanpushLWS",
                 "LanpushHTTPClient",
                 "LanpushPlatform",
                 "CQRencode",

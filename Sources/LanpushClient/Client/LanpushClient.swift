@@ -9,7 +9,7 @@ import LanpushCore
 ///     await client.start()
 ///     for await event in client.events { … }
 public actor LanpushClient {
-    public let configuration: LanpushConfiguration
+    public nonisolated let configuration: LanpushConfiguration
     /// The events, one consumer. The client waits for it: see `ClientEvent`.
     public nonisolated let events: ClientEvents
 
