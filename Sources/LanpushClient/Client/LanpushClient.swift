@@ -29,6 +29,7 @@ public actor LanpushClient {
     var sleepTask: Task<Void, Never>?
     var session: Session?
     var stopping = false
+    var started = false
     var loaded = false
     var wantSnapshot = false
     /// User actions taken while not authenticated: sent once a session is (the latest per key).
@@ -46,10 +47,11 @@ public actor LanpushClient {
         (device.map { devices[$0] ?? .empty } ?? state).sortedActivities
     }
 
-    /// Connects and keeps connecting until `stop()` or a rejected token.
+    /// Connects and keeps connecting until `stop()` or a rejected token. A client runs once: after it stopped (or
+    /// its events ended), make a new one.
     public func start() {
-        guard runTask == nil else { return }
-        stopping = false
+        guard runTask == nil, !started else { return }
+        started = true
         runTask = Task { await self.run() }
     }
 

@@ -51,6 +51,9 @@ enum NIOWebSocketClient {
                     return (channel, upgraded)
                 }
             }
+        // A gateway that is shutting down may accept the connection and never answer the upgrade.
+        let deadline = channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+        defer { deadline.cancel() }
         let result: Upgrade
         do {
             result = try await upgrade.get()
