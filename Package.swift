@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "lanpushd", targets: ["lanpushd"]),
         .executable(name: "lanpush", targets: ["lanpush"]),
         .library(name: "LanpushCore", targets: ["LanpushCore"]),
+        // The lanpush.v1 client for apps, widgets and the CLI: no libwebsockets, so it builds on Apple platforms.
+        .library(name: "LanpushClient", targets: ["LanpushClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -24,6 +26,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
         // lanpush-bench only (latency histograms).
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        // LanpushClient's WebSocket and HTTP on Linux (Apple platforms use URLSession): NIO's own WebSocket codec
+        // and TLS with a verification callback, which is where a pairing URL's fingerprint is pinned.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
     ],
     targets: [
         // Pure domain core: Foundation at most, no C, no I/O, clock injected.
@@ -59,6 +65,21 @@ let package = Package(
         .target(name: "LanpushHTTPClient", dependencies: ["LanpushCore"]),
         // Signals, rlimits and systemd's notify socket for the two executables: Glibc stays here.
         .target(name: "LanpushPlatform"),
+
+        // The client library: the shared reducer (on the core's JSONValue and MergePatch), the reconnecting
+        // session, stores, pairing. NIO only on Linux; Apple platforms get URLSessionWebSocketTask.
+        .target(
+            name: "LanpushClient",
+            dependencies: [
+                "LanpushCore",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux])),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
 
         // The gateway: config, HTTP routes, session protocol, the loop-owned parts.
         .target(
@@ -102,8 +123,8 @@ let package = Package(
             name: "lanpush",
             dependencies: [
                 "LanpushCore",
+                "LanpushClient",
                 "LanpushAvahi",
-                "LanpushLWS",
                 "LanpushHTTPClient",
                 "LanpushPlatform",
                 "CQRencode",
@@ -139,6 +160,20 @@ let package = Package(
         ),
         .testTarget(name: "LanpushAvahiTests", dependencies: ["LanpushAvahi"]),
         .testTarget(name: "LanpushLWSTests", dependencies: ["LanpushLWS"]),
+        // Against the real lanpushd (built as a product) and the protocol vectors; a local TLS proxy for pinning.
+        .testTarget(
+            name: "LanpushClientTests",
+            dependencies: [
+                "LanpushClient",
+                "LanpushCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
