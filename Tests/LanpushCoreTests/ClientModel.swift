@@ -28,7 +28,7 @@ struct ClientModel {
             activities[tag] = Held(
                 state: json["state"]!.objectValue!, phase: ActivityPhase(rawValue: json["phase"]?.stringValue ?? "active")!,
                 title: attributes.title)
-        case .update(_, let tag, let patch, _, _, _):
+        case .update(_, let tag, let patch, _, _, _, _):
             guard var held = activities[tag], held.phase.isLive else {
                 violations.append("update of \(tag) that the client does not hold live (seq \(seq))")
                 return
@@ -36,7 +36,7 @@ struct ClientModel {
             held.state = MergePatch.apply(patch, to: held.state)
             held.phase = ActivityPhase(rawValue: json["phase"]!.stringValue!)!
             activities[tag] = held
-        case .end(_, let tag, let patch, _):
+        case .end(_, let tag, let patch, _, _):
             guard var held = activities[tag], held.phase != .dismissed else {
                 violations.append("end of \(tag) that the client does not hold (seq \(seq))")
                 return

@@ -54,7 +54,7 @@ struct VectorClient {
             }
             a["state"] = Self.merge(a["state"] ?? [:], frame["patch"] ?? [:])
             a["phase"] = frame["phase"] ?? "active"
-            for key in ["stale_date", "relevance_score"] where frame[key] != nil { a[key] = frame[key] }
+            Self.take(["stale_date", "relevance_score"], from: frame, into: &a)
             activities[tag] = a
         case "end":
             guard var a = activities[tag] else {
@@ -63,7 +63,7 @@ struct VectorClient {
             }
             a["state"] = Self.merge(a["state"] ?? [:], frame["patch"] ?? [:])
             a["phase"] = "ended"
-            for key in ["dismissal_date", "stale_date", "relevance_score"] where frame[key] != nil { a[key] = frame[key] }
+            Self.take(["dismissal_date", "stale_date", "relevance_score"], from: frame, into: &a)
             let phase = frame["phase"]?.stringValue == "dismissed" ? "dismissed" : "ended"
             activities[tag] = Self.gone(phase, a["dismissal_date"]?.numberValue, now: now) ? nil : a
         case "lifecycle":
@@ -90,6 +90,14 @@ struct VectorClient {
         }
         if let frameSeq { seq = max(seq, frameSeq) }
         return frameSeq
+    }
+
+    /// A key the frame carries replaces the held one; `null` removes it (absent: unchanged).
+    static func take(_ keys: [String], from frame: [String: JSONValue], into a: inout [String: JSONValue]) {
+        for key in keys {
+            guard let value = frame[key] else { continue }
+            if value.isNull { a.removeValue(forKey: key) } else { a[key] = value }
+        }
     }
 
     /// Gone for good: dismissed, or ended with its dismissal date reached.

@@ -102,7 +102,7 @@ extension VectorScenario {
             r.advance(by: 600)
             r.read()
         },
-        VectorScenario("lifecycle", "Time and the user act: past its stale date an activity turns stale, an update makes it active again, a dismissal on the phone removes it.") { r in
+        VectorScenario("lifecycle", "Time and the user act: past its stale date an activity turns stale, an update makes it active again, an update without a stale date removes it, a dismissal on the phone removes the activity.") { r in
             r.connect()
             r.read()
             r.push(#"{"title":"Laundry","message":"Drying","data":{"tag":"dryer","live_update":true,"stale_date":1700000060}}"#)
@@ -110,6 +110,9 @@ extension VectorScenario {
             r.advance(by: 61)
             r.read()
             r.push(#"{"title":"Laundry","message":"Still drying","data":{"tag":"dryer","live_update":true,"stale_date":1700000600}}"#)
+            r.read()
+            // Stale dates belong to each update: one without says "stale_date": null, so the client drops the old one.
+            r.push(#"{"title":"Laundry","message":"Almost dry","data":{"tag":"dryer","live_update":true}}"#)
             r.read()
             r.dismissedByUser("dryer")
             r.read()

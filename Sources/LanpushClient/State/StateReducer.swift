@@ -126,7 +126,7 @@ private struct Reduction {
         }
         a.state = MergePatch.apply(f["patch"]?.objectValue ?? [:], to: a.state)
         a.phase = f.phase == .stale ? .stale : .active
-        if let stale = f["stale_date"]?.numberValue { a.staleDate = stale }
+        if let stale = f["stale_date"] { a.staleDate = stale.numberValue }  // null: removed (absent: unchanged)
         if let score = f["relevance_score"]?.numberValue { a.relevanceScore = score }
         put(tag, a, .update, alert: Self.alert(f["alert"]), silent: f["silent"]?.boolValue == true)
     }
@@ -140,7 +140,7 @@ private struct Reduction {
         a.state = MergePatch.apply(f["patch"]?.objectValue ?? [:], to: a.state)
         a.phase = .ended
         if let date = f["dismissal_date"]?.numberValue { a.dismissalDate = date }
-        if let stale = f["stale_date"]?.numberValue { a.staleDate = stale }
+        if let stale = f["stale_date"] { a.staleDate = stale.numberValue }  // null: removed (absent: unchanged)
         if let score = f["relevance_score"]?.numberValue { a.relevanceScore = score }
         if gone(f.phase == .dismissed ? .dismissed : .ended, a.dismissalDate) {
             // Ended and dismissed at once (a clear_notification, as on the phone): the final view, then gone.

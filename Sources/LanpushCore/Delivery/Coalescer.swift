@@ -235,7 +235,9 @@ public struct Coalescer: Sendable {
             guard let has, has.phase != .dismissed else { return nil }
             if let want, want.generation == has.generation, has.phase.isLive {
                 // Ended and dismissed at once: one end frame with the final state, marked dismissed.
-                return .end(seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: want.state), view: want.view)
+                return .end(
+                    seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: want.state), view: want.view,
+                    staleDateRemoved: has.staleDate != nil && want.view.staleDate == nil)
             }
             return .lifecycle(seq: key, tag: tag, phase: .dismissed)
         }
@@ -248,7 +250,9 @@ public struct Coalescer: Sendable {
         }
         if want.phase == .ended, has.phase != .ended || has.dismissalDate != target.dismissalDate {
             // The second case: an ended activity given a new dismissal; the patch is empty.
-            return .end(seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target)
+            return .end(
+                seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target,
+                staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
         }
         if want.phase.isLive,
             has.state != target.state || has.staleDate != target.staleDate
@@ -256,7 +260,7 @@ public struct Coalescer: Sendable {
         {
             return .update(
                 seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target,
-                silent: p.allSilent, alert: p.alert)
+                silent: p.allSilent, alert: p.alert, staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
         }
         if has.phase != target.phase {
             return .lifecycle(seq: key, tag: tag, phase: target.phase)

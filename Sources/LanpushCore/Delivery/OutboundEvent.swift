@@ -1,8 +1,12 @@
 /// A frame of the lanpush.v1 protocol from the gateway to a LAN client (docs/PROTOCOL.md).
 public enum OutboundEvent: Sendable, Hashable {
     case start(seq: UInt64, tag: String, attributes: ActivityAttributes, view: ClientView, alert: ActivityAlert?)
-    case update(seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView, silent: Bool, alert: ActivityAlert?)
-    case end(seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView)
+    /// `staleDateRemoved`: the client holds a stale date the activity no longer has (stale dates belong to each
+    /// update): the frame says `"stale_date": null`, because an absent key means "unchanged".
+    case update(
+        seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView, silent: Bool, alert: ActivityAlert?,
+        staleDateRemoved: Bool = false)
+    case end(seq: UInt64, tag: String, patch: [String: JSONValue], view: ClientView, staleDateRemoved: Bool = false)
     case lifecycle(seq: UInt64, tag: String, phase: ActivityPhase)
     case notification(seq: UInt64, NotifyMessage)
     case clear(seq: UInt64, tag: String)
@@ -13,7 +17,7 @@ public enum OutboundEvent: Sendable, Hashable {
 
     public var seq: UInt64 {
         switch self {
-        case .start(let seq, _, _, _, _), .update(let seq, _, _, _, _, _), .end(let seq, _, _, _),
+        case .start(let seq, _, _, _, _), .update(let seq, _, _, _, _, _, _), .end(let seq, _, _, _, _),
             .lifecycle(let seq, _, _), .notification(let seq, _), .clear(let seq, _), .snapshot(_, let seq, _),
             .notificationsDropped(_, let seq):
             return seq
@@ -32,7 +36,7 @@ public enum OutboundEvent: Sendable, Hashable {
             Self.addProperties(view, to: &o)
             if let alert { o["alert"] = alert.json }
             return .object(o)
-        case .update(let seq, let tag, let patch, let view, let silent, let alert):
+        case .update(let seq, let tag, let patch, let view, let silent, let alert, let staleDateRemoved):
             var o: [String: JSONValue] = [
                 "type": "update", "seq": .number(Double(seq)), "tag": .string(tag), "patch": .object(patch),
                 "phase": .string(view.phase.rawValue),
@@ -40,8 +44,9 @@ public enum OutboundEvent: Sendable, Hashable {
             Self.addProperties(view, to: &o)
             if silent { o["silent"] = true }
             if let alert { o["alert"] = alert.json }
+            if staleDateRemoved { o["stale_date"] = .null }
             return .object(o)
-        case .end(let seq, let tag, let patch, let view):
+        case .end(let seq, let tag, let patch, let view, let staleDateRemoved):
             var o: [String: JSONValue] = [
                 "type": "end", "seq": .number(Double(seq)), "tag": .string(tag), "patch": .object(patch),
             ]
@@ -49,6 +54,7 @@ public enum OutboundEvent: Sendable, Hashable {
             // Ended and dismissed in one step (a clear_notification, as on the phone): the card goes at once.
             if view.phase == .dismissed { o["phase"] = "dismissed" }
             Self.addProperties(view, to: &o)
+            if staleDateRemoved { o["stale_date"] = .null }
             return .object(o)
         case .lifecycle(let seq, let tag, let phase):
             return ["type": "lifecycle", "seq": .number(Double(seq)), "tag": .string(tag), "phase": .string(phase.rawValue)]

@@ -84,10 +84,6 @@ async def test_tokens_reported_online_and_offline_reach_the_gateway(gateway):
         await eventually(reported, 5)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "protocol gap: the gateway drops an activity's stale_date when an update comes without one (PROTOCOL.md, "
-    "'Stale dates belong to each update') but its update frame says nothing, and wire detail 7 (and the vectors) "
-    "read an absent stale_date as unchanged; fixed once the frame carries \"stale_date\": null"))
 async def test_an_update_without_a_stale_date_clears_the_one_the_activity_had(gateway):
     gw = gateway()
     async with client_for(gw) as c:

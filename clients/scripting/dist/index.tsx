@@ -277,7 +277,9 @@ var Reduction = class {
       state: mergePatch(held.state, f.patch),
       phase: f.phase === "stale" ? "stale" : "active"
     };
-    if (f.stale_date !== void 0)
+    if (f.stale_date === null)
+      delete next.stale_date;
+    else if (f.stale_date !== void 0)
       next.stale_date = f.stale_date;
     if (f.relevance_score !== void 0)
       next.relevance_score = f.relevance_score;
@@ -297,7 +299,9 @@ var Reduction = class {
     const ended = { ...held, state: mergePatch(held.state, f.patch), phase: "ended" };
     if (f.dismissal_date !== void 0)
       ended.dismissal_date = f.dismissal_date;
-    if (f.stale_date !== void 0)
+    if (f.stale_date === null)
+      delete ended.stale_date;
+    else if (f.stale_date !== void 0)
       ended.stale_date = f.stale_date;
     if (f.relevance_score !== void 0)
       ended.relevance_score = f.relevance_score;

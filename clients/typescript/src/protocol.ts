@@ -76,7 +76,8 @@ export interface UpdateFrame extends Seq {
   phase: Phase;
   silent?: boolean;
   alert?: ActivityAlert;
-  stale_date?: number;
+  /** `null`: the activity has no stale date any more (each update carries its own); absent: unchanged. */
+  stale_date?: number | null;
   relevance_score?: number;
 }
 export interface EndFrame extends Seq {
@@ -86,7 +87,7 @@ export interface EndFrame extends Seq {
   dismissal_date?: number;
   /** `dismissed` when the activity ended and was dismissed at once. */
   phase?: Phase;
-  stale_date?: number;
+  stale_date?: number | null;
   relevance_score?: number;
 }
 export interface LifecycleFrame extends Seq {

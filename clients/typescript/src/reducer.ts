@@ -175,7 +175,9 @@ class Reduction {
       state: mergePatch(held.state, f.patch) as JSONObject,
       phase: f.phase === "stale" ? "stale" : "active",
     };
-    if (f.stale_date !== undefined) next.stale_date = f.stale_date;
+    // null: the update has no stale date (stale dates belong to each update); absent: unchanged.
+    if (f.stale_date === null) delete next.stale_date;
+    else if (f.stale_date !== undefined) next.stale_date = f.stale_date;
     if (f.relevance_score !== undefined) next.relevance_score = f.relevance_score;
     const extra: { alert?: ActivityAlert; silent?: boolean } = {};
     if (f.alert) extra.alert = f.alert;
@@ -191,7 +193,8 @@ class Reduction {
     }
     const ended: Activity = { ...held, state: mergePatch(held.state, f.patch) as JSONObject, phase: "ended" };
     if (f.dismissal_date !== undefined) ended.dismissal_date = f.dismissal_date;
-    if (f.stale_date !== undefined) ended.stale_date = f.stale_date;
+    if (f.stale_date === null) delete ended.stale_date;
+    else if (f.stale_date !== undefined) ended.stale_date = f.stale_date;
     if (f.relevance_score !== undefined) ended.relevance_score = f.relevance_score;
     if (this.gone({ phase: f.phase === "dismissed" ? "dismissed" : "ended", dismissal_date: ended.dismissal_date })) {
       // Ended and dismissed at once (a clear_notification, as on the phone): the final view, then gone.
