@@ -7,8 +7,8 @@ import SwiftASN1
 import Testing
 import X509
 
-/// Pairing against the real gateway; certificate pinning through a local TLS proxy in front of it (standing in for the
-/// gateway's own `wss://`, which lanpushd does not serve yet).
+/// Pairing against the real gateway; certificate pinning against the gateway's own `wss://` (its self-signed
+/// certificate, the fingerprint from its pairing URL) and through a local TLS proxy with a certificate the test makes.
 @Suite(.serialized) struct PairingTests {
     @Test func aPairingURLIsParsed() throws {
         let url = try #require(PairingURL("lanpush://192.168.1.5:8765/pair?code=ABCDEFGHJKMNPQRS&fp=AB:CD:01&alt=10.0.0.2:8765&alt=[fe80::1]:8765"))
@@ -38,6 +38,32 @@ import X509
         await h.start()
         try await h.live()
         try await gw.push("kitchen", Payloads.ev(30))
+        try await h.converged(with: gw, device: "kitchen")
+        await h.stop()
+        await gw.dispose()
+    }
+
+    @Test func thePairingURLsFingerprintPinsTheGatewaysOwnCertificate() async throws {
+        let gw = try GatewayProcess(extra: ["tls: {enabled: true, plain: false}"])
+        try await gw.start()
+        let (status, body) = try await gw.request("POST", "/v1/pairings", ["device": "kitchen"])
+        #expect(status == 201)
+        let text = try #require(body?["url"]?.stringValue)
+        let pairing = try #require(PairingURL(text))
+        let fingerprint = try #require(pairing.fingerprint)
+        // The generated certificate on disk is what the URL names.
+        let pem = try String(contentsOf: gw.dir.appendingPathComponent("state/tls/cert.pem"), encoding: .utf8)
+        let der = try Certificate(pemEncoded: pem)
+        var serializer = DER.Serializer()
+        try serializer.serialize(der)
+        #expect(CertificatePin.fingerprint(der: serializer.serializedBytes) == fingerprint.lowercased())
+
+        let paired = try await pairing.redeem()  // over https, pinned
+        #expect(paired.streamURL.absoluteString == "wss://127.0.0.1:\(gw.port)/v1/stream")
+        let h = Harness(url: paired.streamURL, token: paired.token) { $0.tls = paired.tls }
+        await h.start()
+        try await h.live()
+        try await gw.push("kitchen", Payloads.ev(40))
         try await h.converged(with: gw, device: "kitchen")
         await h.stop()
         await gw.dispose()

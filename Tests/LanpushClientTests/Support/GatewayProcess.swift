@@ -24,14 +24,17 @@ final class GatewayProcess: @unchecked Sendable {
     let tokens: [String: String]
     let port: Int
     let session: [String: Int]
+    /// More config lines (e.g. `tls: {enabled: true}`).
+    let extra: [String]
     private var process: Process?
 
-    init(devices: [String] = ["phone", "tablet"], session: [String: Int] = [:]) throws {
+    init(devices: [String] = ["phone", "tablet"], session: [String: Int] = [:], extra: [String] = []) throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-swift-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         tokens = Dictionary(uniqueKeysWithValues: devices.map { ($0, GatewayProcess.randomToken()) })
         port = try FreePort.take()
         self.session = session
+        self.extra = extra
     }
 
     deinit {
@@ -53,6 +56,7 @@ final class GatewayProcess: @unchecked Sendable {
         if !session.isEmpty {
             lines.append("session: {" + session.keys.sorted().map { "\($0): \(session[$0]!)" }.joined(separator: ", ") + "}")
         }
+        lines += extra
         let config = dir.appendingPathComponent("lanpush.yaml")
         try (lines.joined(separator: "\n") + "\n").write(to: config, atomically: true, encoding: .utf8)
         let log = dir.appendingPathComponent("lanpushd.log")
