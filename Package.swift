@@ -55,10 +55,14 @@ let package = Package(
         // Signals, rlimits and systemd's notify socket for the two executables: Glibc stays here.
         .target(name: "LanpushPlatform"),
 
+        // The Material Design Icons set for the pages, linked in with C23 `#embed` (Sources/CMDIIcons/icons.c).
+        .target(name: "CMDIIcons", exclude: ["mdi.json.gz", "LICENSE"]),
+
         // The gateway: config, HTTP routes, session protocol, the loop-owned parts.
         .target(
             name: "LanpushGateway",
             dependencies: [
+                "CMDIIcons",
                 "LanpushCore",
                 "LanpushLWS",
                 "LanpushAvahi",
@@ -68,7 +72,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            // The live preview and the wall view (HTML, CSS, the committed JS bundles): byte arrays in the binary.
+            resources: [.embedInCode("Preview/Assets")]
         ),
         // An in-process gateway for tests: manual clock, recording sessions and relay, HTTP driver, temporary store.
         .target(

@@ -40,7 +40,7 @@ package final class GatewayCore {
     package init(
         config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, stored: StoredState? = nil,
         persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = nil, renderMetrics: @escaping () -> String = { "" },
-        page: @escaping (String) -> (contentType: String, body: [UInt8])? = { _ in nil }
+        page: @escaping (String) -> PageAsset? = { _ in nil }
     ) {
         let metrics = GatewayMetrics()
         self.config = config

@@ -5,6 +5,7 @@ stable data-* attributes and computed styles. Screenshots land in test-artifacts
 """
 import base64
 import contextlib
+import gzip
 import http.client
 import json
 import os
@@ -148,6 +149,25 @@ def browser():
     b.close()
 
 
+def mdi_path(slug):
+    """The icon's SVG path as PyPI's material-design-icons-pack has it: a witness independent of lanpushd."""
+    import material_design_icons_pack
+    svg = material_design_icons_pack.get_icon(slug).svg
+    return re.search(r'<path d="([^"]+)"', svg).group(1)
+
+
+def assert_real_icon(browser, selector, slug, field="icon"):
+    """The card draws the real MDI icon: an SVG with the icon's own path, not the initials fallback."""
+    icon = browser.js(f"""(el => el && {{glyph: el.dataset.iconGlyph, mdi: el.dataset.mdi, initials: !!el.querySelector('.fb, span > span'),
+        path: (el.querySelector('svg path') || {{}}).getAttribute?.call(el.querySelector('svg path'), 'd'),
+        box: (r => [r.width, r.height])(el.querySelector('svg').getBoundingClientRect())}})
+        (document.querySelector('{selector} [data-field={field}]'))""")
+    assert icon and icon["glyph"] == "svg" and icon["mdi"] == slug and not icon["initials"], icon
+    assert icon["path"] == mdi_path(slug)
+    assert min(icon["box"]) > 10, icon  # drawn, not collapsed
+    return icon
+
+
 def push(gw, body, target="phone"):
     status, answer = gw.request("POST", "/v1/push", dict(body, targets=[target]), headers=gw.admin_headers())
     assert status == 202, answer
@@ -206,19 +226,38 @@ AIVI_SPLIT = {"title": "Dishwasher", "data": {"tag": "aivi-dishwasher", "live_up
 
 def test_page_is_self_contained(gateway):
     gw = gateway()
-    for path in ("/", "/preview"):
+    external = re.compile(r"""(src|href)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import|(fetch|WebSocket)\(\s*["']https?:""")
+    for path in ("/", "/preview", "/wall"):
         status, html = gw.request("GET", path)
         assert status == 200 and html.startswith("<!doctype html>"), (status, str(html)[:200])
-        # Offline: nothing is loaded from anywhere but lanpushd itself.
-        assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import""", html)
-    mdi = Path("/usr/share/fonts/woff/materialdesignicons-webfont/materialdesignicons-webfont.woff2")
-    status, answer = gw.request("GET", "/preview/mdi.json")
-    if mdi.exists():
-        assert status == 200 and answer["icons"]["ev-station"] == "F5F1"
-        # Debian's MDI 1.6.50 predates these glyphs: the page must draw its fallback for them.
-        assert "washing-machine" not in answer["icons"] and "dishwasher" not in answer["icons"]
-    else:
-        assert status == 404
+        # Offline: nothing is loaded from anywhere but lanpushd itself, and everything the page names is there.
+        assert not external.search(html)
+        for ref in re.findall(r'(?:src|href)="(/preview/[^"]+)"', html):
+            status, body = gw.request("GET", ref)
+            assert status == 200 and body, ref
+            assert not external.search(body), ref
+    # Served from the binary with validators: a browser that has the bytes gets a 304.
+    conn = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=10)
+    conn.request("GET", "/preview/preview.js")
+    r = conn.getresponse()
+    body, etag = r.read(), r.getheader("ETag")
+    assert r.status == 200 and r.getheader("Content-Type").startswith("text/javascript") and etag and len(body) > 10000
+    conn.request("GET", "/preview/preview.js", headers={"If-None-Match": etag})
+    r = conn.getresponse()
+    assert r.status == 304 and r.read() == b""
+    # The icon set: gzip-encoded JSON, every MDI icon (not Debian's 1.6.50 font, which has no washing-machine).
+    conn.request("GET", "/preview/mdi.json", headers={"Accept-Encoding": "gzip"})
+    r = conn.getresponse()
+    assert r.status == 200 and r.getheader("Content-Encoding") == "gzip"
+    icons = json.loads(gzip.decompress(r.read()))
+    assert icons["version"] == "7.4.47" and icons["count"] == len(icons["icons"]) > 7000
+    for slug in ("washing-machine", "dishwasher", "home-assistant", "ev-station"):
+        assert icons["icons"][slug].startswith("M"), slug
+    conn.request("GET", "/preview/licenses.txt")
+    r = conn.getresponse()
+    notices = r.read().decode()
+    assert r.status == 200 and "qrcode-generator" in notices and "Kazuhiko Arase" in notices and "Pictogrammers" in notices
+    conn.close()
 
 
 def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
@@ -250,7 +289,7 @@ def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
     assert f["trailing"] == "42%" and f["trailingSource"] == "progress" and "5 min" not in f["text"]
     assert f["iconColor"] == "rgb(3, 169, 244)" and f["iconAttr"] == "#03a9f4"
     has_glyph = browser.js("!!(window.lanpushPreview.model.mdi && window.lanpushPreview.model.mdi.icons['home-assistant'])")
-    assert f["iconGlyph"] == ("font" if has_glyph else "fallback")
+    assert has_glyph and f["iconGlyph"] == "svg", "MDI 7.4.47 has home-assistant: a real icon, not initials"
     assert f["fillColor"] == "rgb(3, 169, 244)", "progress bar falls back to the icon color"
     assert float(f["fillShare"].rstrip("%")) == 42
     assert f["background"] == "rgb(0, 0, 0)" and f["textColor"] == "rgb(255, 255, 255)"
@@ -393,8 +432,7 @@ def test_gateway_restart_reconnects(gateway, browser):
         "when": 2700, "when_relative": True, "notification_icon": "mdi:washing-machine",
         "notification_icon_color": "#2196F3", "color": "#2196F3"}})
     browser.wait(f"!!document.querySelector('{card('washer_cycle')}')", what="washer card")
-    icon = browser.js(f"document.querySelector('{card('washer_cycle')} [data-field=icon]').dataset.iconGlyph")
-    assert icon == "fallback", "MDI 1.6.50 has no washing-machine glyph: the fallback shows"
+    assert_real_icon(browser, card("washer_cycle"), "washing-machine")
     snapshots = browser.js("document.querySelectorAll('[data-log-entry][data-type=snapshot]').length")
 
     gw.stop()

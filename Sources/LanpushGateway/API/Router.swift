@@ -19,7 +19,8 @@ struct Router {
     let metrics: GatewayMetrics
     let logger: Logger
     let renderMetrics: () -> String
-    let page: (String) -> (contentType: String, body: [UInt8])?
+    /// The files lanpushd serves from its binary (the live preview, the wall view), by path.
+    let page: (String) -> PageAsset?
 
     static let knownPaths: [[String]] = [
         ["healthz"], ["metrics"], ["api", "sendPushNotification"], ["api", "sendPush", "android", "v1"], ["v1", "push"],
@@ -83,8 +84,7 @@ struct Router {
             // No token: the code is the credential (throttled per address and across addresses).
             return withJSONBody(request) { devices.redeem($0, from: request.remoteAddress) }
         case (.get, _) where page(path) != nil:
-            let p = page(path)!
-            return .uncached(p.contentType, p.body)
+            return page(path)!.response(ifNoneMatch: request.header("if-none-match"))
         default:
             if Self.isKnown(segments) {
                 return reject(405, "method", field: "method", rule: "method", "method \(request.method.rawValue) is not allowed on \(path)")
