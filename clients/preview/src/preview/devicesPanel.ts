@@ -58,12 +58,13 @@ function showSecret(device: string, token: string): void {
   box.hidden = false;
 }
 
-/** The pairing URL as a QR code: byte mode, error correction M, the smallest version it fits in. */
+/** The pairing URL as a QR code (a GIF data URL): byte mode, error correction M, the smallest version it fits in. */
 function qrImage(url: string): string {
   const qr = qrcode(0, "M");
   qr.addData(url);
   qr.make();
-  return qr.createDataURL(6, 4);
+  // cell size and margin are in pixels: the margin is the four-module quiet zone scanners need.
+  return qr.createDataURL(6, 24);
 }
 
 function showPairing(p: Loose): void {
