@@ -303,3 +303,39 @@ def test_gateway_restart_reconnects(gateway, browser):
                                                                        "progress": 45, "progress_max": 100}})
     browser.wait(f"!!document.querySelector('{card('ev-charging')}')", what="live again after the restart")
     assert browser.exceptions == []
+
+
+def test_newer_end_frames(gateway, browser):
+    """`end` with "phase":"dismissed" removes the card at once; an `end` of an ended activity restarts the dismissal
+    countdown; `stale_date` / `relevance_score` carried by an `end` apply to the ended card."""
+    gw = gateway()
+    browser.open(f"http://127.0.0.1:{gw.port}/?token={gw.admin}")
+    browser.wait("document.body.dataset.connState === 'open'", what="connected")
+    for tag, relevance in (("washer_cycle", 0.2), ("dryer", 0.5)):
+        push(gw, {"title": tag, "message": "Running", "data": {"tag": tag, "live_update": True, "relevance_score": relevance}})
+    browser.wait(f"!!document.querySelector('{card('washer_cycle')}') && !!document.querySelector('{card('dryer')}')", what="two cards")
+
+    # clear_notification: ended and dismissed in one frame; the card goes without an ended phase in between.
+    push(gw, {"message": "clear_notification", "data": {"tag": "dryer"}})
+    browser.wait(f"!document.querySelector('{card('dryer')}')", timeout=3, what="the dismissed card gone")
+    log = browser.js("[...document.querySelectorAll('[data-region=event-log][data-device-id=phone] [data-log-entry][data-tag=dryer]')]"
+                     ".map(e => e.dataset.type + ' ' + e.textContent)")
+    end = next(e for e in log if e.startswith("end"))
+    assert "dismissed at once" in end, log
+
+    # An end with a later dismissal (and a relevance of its own), then a second end moving the dismissal: the
+    # countdown on the card restarts from the new date.
+    later = int(time.time()) + 3600
+    push(gw, {"message": "clear_notification", "data": {"tag": "washer_cycle", "dismissal_date": later}})
+    browser.wait(f"document.querySelector('{card('washer_cycle')}').dataset.phase === 'ended'", what="ended")
+    first = int(browser.js(f"document.querySelector('{card('washer_cycle')} [data-field=dismissal]').dataset.t"))
+    assert abs(first / 1000 - later) <= 1
+    status, _ = gw.request("DELETE", "/v1/activities/washer_cycle?dismissal=120&device=phone", headers=gw.admin_headers())
+    assert status in (200, 202)
+    browser.wait(f"+document.querySelector('{card('washer_cycle')} [data-field=dismissal]').dataset.t < {first - 1000000}",
+                 what="the new dismissal countdown")
+    second = int(browser.js(f"document.querySelector('{card('washer_cycle')} [data-field=dismissal]').dataset.t"))
+    assert abs(second / 1000 - (time.time() + 120)) < 10
+    ended = browser.js(f"(e => [e.dataset.phase, e.dataset.relevance])(document.querySelector('{card('washer_cycle')}'))")
+    assert ended == ["ended", "0.2"], ended
+    assert browser.exceptions == []

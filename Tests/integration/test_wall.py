@@ -140,3 +140,24 @@ def test_wall_view_pairs_with_a_pairing_url_or_the_short_code(gateway, browser):
     browser.wait(f"!!document.querySelector('{CARD}')", what="the card, from a snapshot for the new token")
     assert browser.js("localStorage.getItem('lanpush.wall.device')") == "hall"
     assert browser.exceptions == []
+
+
+def test_wall_view_says_when_notifications_were_lost_while_it_was_away(gateway, browser):
+    # A 4 KiB notification queue: what piles up while the screen is away overflows, and the gateway says so.
+    gw = gateway(limits={"notification_queue_bytes": 4096})
+    browser.js("localStorage.clear()")
+    browser.open(f"http://127.0.0.1:{gw.port}/wall?token={gw.tokens['tablet']}", ready="window.lanpushWall")
+    browser.wait("document.body.dataset.connState === 'live'", what="live")
+    browser.open("about:blank", ready="true")
+    deadline = time.time() + 5
+    while device(gw, "tablet")["connected"] and time.time() < deadline:
+        time.sleep(0.05)
+    for i in range(40):
+        push(gw, {"title": f"Note {i}", "message": "x" * 300, "data": {"tag": f"n{i}"}})
+    browser.open(f"http://127.0.0.1:{gw.port}/wall", ready="window.lanpushWall")
+    browser.wait("document.body.dataset.connState === 'live'", what="live again")
+    browser.wait("!!document.querySelector('[data-field=dropped]')", what="the lost notifications reported")
+    lost = int(browser.js("document.querySelector('[data-field=dropped]').dataset.count"))
+    shown = notes(browser)
+    assert 0 < lost < 40 and "Note 39" in shown[0], (lost, shown)
+    assert browser.exceptions == []

@@ -29,6 +29,8 @@ const wall = {
   /** The last moment the stream was known live (ms): what "offline since" shows. */
   liveAt: Number(storage.get(KEYS.liveAt)) || 0,
   offlineSince: 0,
+  /** Notifications the gateway dropped while this screen was away (its queue overflowed), since the page loaded. */
+  dropped: 0,
 };
 
 let scheduled = false;
@@ -99,7 +101,9 @@ function render(): void {
   if (want.length !== have.length || want.some((w, i) => w !== have[i])) for (const w of want) box.appendChild(w);
   $("[data-field=empty]").hidden = want.length > 0 || wall.conn === "unpaired";
   const notes = (wall.state?.notifications ?? []).slice(-NOTE_LIMIT).reverse();
-  $("[data-region=notifications]").innerHTML = notes.map(noteHTML).join("");
+  const lost = wall.dropped ? `<div class="note dropped" data-field="dropped" data-count="${wall.dropped}"><div class="note-body">` +
+    `${wall.dropped} older notification${wall.dropped === 1 ? " was" : "s were"} lost while this screen was away</div></div>` : "";
+  $("[data-region=notifications]").innerHTML = lost + notes.map(noteHTML).join("");
   renderChrome(device);
 }
 
@@ -146,6 +150,10 @@ function start(token: string): void {
   client.on("replay", () => { stats.replays++; refresh(); });
   client.on("notification", () => { stats.notifications++; refresh(); });
   client.on("clear", refresh);
+  client.on("notifications_dropped", ({ count }) => {
+    wall.dropped += count;
+    refresh();
+  });
   client.on("synced", () => { markLive(); refresh(); });
   client.on("status", ({ status }) => {
     if (!mine()) return;
