@@ -1,7 +1,7 @@
 import Crypto
 
 /// A file lanpushd serves from its own binary.
-package struct PageAsset: Sendable {
+package struct PageAsset: Sendable, Equatable {
     let contentType: String
     let body: [UInt8]
     /// `gzip` when `body` is stored compressed (the icon set): sent as it is, with `Content-Encoding`.
