@@ -1,7 +1,7 @@
 /** The gateway's HTTP API, same origin (the pages are served by lanpushd itself). */
 export interface Answer {
   status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  /** The JSON answer (null when none): the API's own shapes, read where used. */
   data: any;
 }
 

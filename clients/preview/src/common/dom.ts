@@ -1,7 +1,6 @@
 /** Small helpers every page uses: DOM lookups, HTML escaping, number checks. */
 
-/** Payload JSON as the pages read it: untrusted, checked field by field where it is used. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+/** Payload JSON as the pages read it: untrusted, checked field by field where it is used (hence `any`). */
 export type Loose = { [key: string]: any };
 
 export function $<E extends Element = HTMLElement>(selector: string, root: ParentNode = document): E {

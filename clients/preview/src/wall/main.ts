@@ -1,4 +1,4 @@
-import { LanpushClient, WebStorageStore } from "../../../typescript/src/index.js";
+import { LanpushClient, sortedActivities, WebStorageStore } from "../../../typescript/src/index.js";
 import type { Activity, DeviceState, HeldNotification } from "../../../typescript/src/index.js";
 import { streamURL } from "../common/api.js";
 import { ActView, lockHTML, markActivity, newView, updateView } from "../common/cards.js";
@@ -60,8 +60,9 @@ function adopt(state: DeviceState | null): void {
   schedule();
 }
 
+/** What the page holds (the stored state until the client has more), in the order a phone shows it. */
 function order(): Activity[] {
-  return wall.client ? wall.client.activities() : Object.values(wall.state?.activities ?? {});
+  return wall.state ? sortedActivities(wall.state) : [];
 }
 
 function noteHTML(n: HeldNotification): string {
