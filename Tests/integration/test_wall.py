@@ -87,7 +87,7 @@ def wall_view_flow(gw, browser):
     browser.wait("document.body.dataset.connState === 'live'", what="live again after the reload")
     browser.wait(f"!!document.querySelector('{CARD}')", what="the washer card after the reload")
     stats = browser.js(STATS)
-    assert stats["snapshots"] == 0 and stats["replays"] == 1 and stats["notifications"] == 0, stats
+    assert stats["snapshots"] == 0 and stats["replays"] >= 1 and stats["notifications"] == 0, stats
     assert len(notes(browser)) == 1 and "Someone is at the door" in notes(browser)[0]
     assert device(gw, "tablet")["sessions"] == 1
 
