@@ -1,3 +1,4 @@
+import { parsePairingURL } from "../../../typescript/src/pairing.js";
 import { api } from "../common/api.js";
 
 /**
@@ -7,22 +8,6 @@ import { api } from "../common/api.js";
  * Pairing URL (docs/CLIENTS.md): `lanpush://HOST:PORT/pair?code=CODE[&fp=SHA256][&alt=HOST:PORT]…`. The page was
  * served by the gateway, so it redeems at its own origin; HOST, `alt` and `fp` are for native clients.
  */
-export interface PairingURL {
-  host: string;
-  code: string;
-  alternatives: string[];
-  fingerprint: string | null;
-}
-
-export function parsePairingURL(text: string): PairingURL | null {
-  const m = /^lanpush:\/\/([^/?#]+)\/pair\?([^#]*)$/i.exec(text.trim());
-  if (!m) return null;
-  const params = new URLSearchParams(m[2]);
-  const code = params.get("code");
-  if (!code) return null;
-  return { host: m[1], code, alternatives: params.getAll("alt"), fingerprint: params.get("fp") };
-}
-
 /** What the user typed or scanned: a pairing URL, or the short code (`ABCD-EFGH`, any case, spaces ignored). */
 export function codeOf(input: string): string {
   const url = parsePairingURL(input);
