@@ -1,4 +1,8 @@
-/* node:test and node:assert for the pages' unit tests (the DOM lib declares the rest): see ../../typescript/test/node.d.ts. */
+/*
+ * node:test and node:assert/strict, declared by hand (Debian ships no @types/node), narrowed to what the tests call.
+ * Its own file, without Node's globals, so the pages' tests (which have the DOM's) can use it too.
+ */
+
 declare module "node:test" {
   interface TestContext {
     after(fn: () => any): void;
