@@ -8,6 +8,10 @@ let package = Package(
         .executable(name: "lanpushd", targets: ["lanpushd"]),
         .executable(name: "lanpush", targets: ["lanpush"]),
         .library(name: "LanpushCore", targets: ["LanpushCore"]),
+        // For the fuzz targets (Fuzz/, a separate package so this build never needs fuzzer flags).
+        .library(name: "LanpushGateway", targets: ["LanpushGateway"]),
+        .library(name: "LanpushStore", targets: ["LanpushStore"]),
+        .library(name: "LanpushTesting", targets: ["LanpushTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
