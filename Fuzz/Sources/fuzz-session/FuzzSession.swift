@@ -88,7 +88,9 @@ struct FuzzSession {
             let tag = input.pick(tags)
             g.request(.delete, "/v1/activities/\(tag)", query: input.pick([[], [("dismissal", "immediate")], [("dismissal", "60")]]))
         case 7:
-            g.advance(by: Double(input.byte()) * input.pick([0.25, 1, 60]))
+            // Hours pass in at most 64 ticks: every deadline still fires, and one input stays well under a second.
+            let seconds = Double(input.byte()) * input.pick([0.25, 1, 60])
+            g.advance(by: seconds, tick: max(0.25, seconds / 64))
         case 8:
             if let s = session() {
                 s.close()
