@@ -425,7 +425,9 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
                 (UInt8(ascii: "s"), UInt8(ascii: "n")), (UInt8(ascii: "l"), _), (UInt8(ascii: "n"), _), (UInt8(ascii: "c"), _):
                 isEvent = true
                 if let q = b.offset(after: "\"seq\":") { ackSeq = b.decimal(at: q) }
-                stamp = b.embeddedStamp()
+                // A snapshot (a session that subscribed afresh, e.g. after a reconnect) repeats old states: not a
+                // delivery of the update that stamped them.
+                if !(c0 == UInt8(ascii: "s") && c1 == UInt8(ascii: "n")) { stamp = b.embeddedStamp() }
             case (UInt8(ascii: "s"), UInt8(ascii: "y")):
                 becameReady(s)
             case (UInt8(ascii: "a"), _):
