@@ -10,6 +10,10 @@ let package = Package(
         .library(name: "LanpushCore", targets: ["LanpushCore"]),
         // The lanpush.v1 client for apps, widgets and the CLI: no libwebsockets, so it builds on Apple platforms.
         .library(name: "LanpushClient", targets: ["LanpushClient"]),
+        // For the fuzz targets (Fuzz/, a separate package so this build never needs fuzzer flags).
+        .library(name: "LanpushGateway", targets: ["LanpushGateway"]),
+        .library(name: "LanpushStore", targets: ["LanpushStore"]),
+        .library(name: "LanpushTesting", targets: ["LanpushTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
