@@ -181,6 +181,13 @@ import Testing
             """) == "(root)")
     }
 
+    /// Found by scripts/fuzz config: `&a :` is an anchor on an empty key, and the refusal named the key `''`.
+    @Test func anEmptyKeyIsRefusedNamingWhereItIs() {
+        #expect(Self.refusedKey("&a :") == "(root)")
+        #expect(Self.refusedKey("\"\": 1") == "(root)")
+        #expect(Self.refusedKey("session:\n  \"\": 5") == "session")
+    }
+
     @Test func aMissingFileIsNamed() {
         #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/lanpush.yaml") }
         #expect((try? ConfigLoader.load(path: "/nonexistent/lanpush.yaml")) == nil)

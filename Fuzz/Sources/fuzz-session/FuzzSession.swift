@@ -36,7 +36,7 @@ struct FuzzSession {
         guard let gateway = try? TestGateway() else { return Fuzz.require(false, "the test gateway did not start") }
         var sessions: [TestSession] = []
         var checked: [ObjectIdentifier: Int] = [:]
-        var lastSeq: [ObjectIdentifier: UInt64] = [:]
+        var lastSeq: [SeqStream: UInt64] = [:]
         var steps = 0
         gone.removeAll()
         while !input.atEnd && steps < 64 {
@@ -183,15 +183,22 @@ struct FuzzSession {
         return ["targets": targets, "title": "Fuzz", "message": message, "data": .object(data)]
     }
 
-    static func check(_ s: TestSession, _ checked: inout [ObjectIdentifier: Int], _ lastSeq: inout [ObjectIdentifier: UInt64]) {
+    /// Seqs count per device: an observer's session carries several devices' events, each in its own order.
+    struct SeqStream: Hashable {
+        let session: ObjectIdentifier
+        let device: String
+    }
+
+    static func check(_ s: TestSession, _ checked: inout [ObjectIdentifier: Int], _ lastSeq: inout [SeqStream: UInt64]) {
         let key = ObjectIdentifier(s)
         let frames = s.frames
         for f in frames.dropFirst(checked[key] ?? 0) {
             guard let type = f["type"]?.stringValue else { return Fuzz.require(false, "a frame without type: \(f.serialized())") }
             guard eventTypes.contains(type), let seq = f["seq"]?.numberValue else { continue }
-            let previous = lastSeq[key] ?? 0
+            let stream = SeqStream(session: key, device: f["device_id"]?.stringValue ?? "")
+            let previous = lastSeq[stream] ?? 0
             Fuzz.require(UInt64(seq) > previous || (previous == 0 && seq == 0), "seq \(seq) after \(previous): \(frames.map { $0.serialized() })")
-            lastSeq[key] = UInt64(seq)
+            lastSeq[stream] = UInt64(seq)
         }
         checked[key] = frames.count
         if let code = s.closeCode { Fuzz.require(closeCodes.contains(code), "closed with \(code)") }

@@ -23,9 +23,10 @@ public enum ConfigLoader {
         }
         guard let composed else { return GatewayConfig() }
         // Yams 5 traps (a force unwrap in its constructor) on a key that is a list or a mapping, e.g. a stray `{`
-        // in `{a: 1, {b: 2}: 3}`: refuse those before anything is constructed.
-        if let path = nonScalarKey(in: composed, path: "") {
-            throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a key must be a name, not a list or a mapping")
+        // in `{a: 1, {b: 2}: 3}`: refuse those before anything is constructed. An empty key (`"": 1`, or an anchor
+        // with no name after it, `&a :`) is refused here too: no error could name it.
+        if let path = badKey(in: composed, path: "") {
+            throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a key must be a name, not empty, a list or a mapping")
         }
         let node = composed.any
         guard let root = node as? [String: Any] else {
@@ -166,17 +167,17 @@ public enum ConfigLoader {
         return config
     }
 
-    /// Where a mapping has a key that is not a scalar (nil: nowhere).
-    static func nonScalarKey(in node: Node, path: String) -> String? {
+    /// Where a mapping has a key that is not a scalar, or is empty (nil: nowhere).
+    static func badKey(in node: Node, path: String) -> String? {
         switch node {
         case .mapping(let mapping):
             for (key, value) in mapping {
-                guard let name = key.scalar?.string else { return path }
-                if let found = nonScalarKey(in: value, path: path.isEmpty ? name : "\(path).\(name)") { return found }
+                guard let name = key.scalar?.string, !name.isEmpty else { return path }
+                if let found = badKey(in: value, path: path.isEmpty ? name : "\(path).\(name)") { return found }
             }
         case .sequence(let sequence):
             for (i, item) in sequence.enumerated() {
-                if let found = nonScalarKey(in: item, path: "\(path)[\(i)]") { return found }
+                if let found = badKey(in: item, path: "\(path)[\(i)]") { return found }
             }
         default:
             break
