@@ -10,6 +10,10 @@ let package = Package(
         .library(name: "LanpushCore", targets: ["LanpushCore"]),
         // The lanpush.v1 client for apps, widgets and the CLI: no libwebsockets, so it builds on Apple platforms.
         .library(name: "LanpushClient", targets: ["LanpushClient"]),
+        // For the fuzz targets (Fuzz/, a separate package so this build never needs fuzzer flags).
+        .library(name: "LanpushGateway", targets: ["LanpushGateway"]),
+        .library(name: "LanpushStore", targets: ["LanpushStore"]),
+        .library(name: "LanpushTesting", targets: ["LanpushTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -81,10 +85,14 @@ let package = Package(
             ]
         ),
 
+        // The Material Design Icons set for the pages, linked in with C23 `#embed` (Sources/CMDIIcons/icons.c).
+        .target(name: "CMDIIcons", exclude: ["mdi.json.gz", "LICENSE"]),
+
         // The gateway: config, HTTP routes, session protocol, the loop-owned parts.
         .target(
             name: "LanpushGateway",
             dependencies: [
+                "CMDIIcons",
                 "LanpushCore",
                 "LanpushLWS",
                 "LanpushAvahi",
@@ -96,7 +104,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+            ],
+            // The live preview and the wall view (HTML, CSS, the committed JS bundles): byte arrays in the binary.
+            resources: [.embedInCode("Preview/Assets")]
         ),
         // An in-process gateway for tests: manual clock, recording sessions and relay, HTTP driver, temporary store.
         .target(

@@ -76,7 +76,7 @@ public final class Gateway: @unchecked Sendable {
         }
         core = GatewayCore(
             config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, stored: stored, persist: persist,
-            renderMetrics: renderMetrics, page: PreviewAssets.page(for:))
+            renderMetrics: renderMetrics, page: PreviewAssets.asset(for:))
         let loop = LoopDelegate(core: core, inbox: inbox)
         self.loop = loop
         let c = options.config

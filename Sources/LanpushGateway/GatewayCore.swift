@@ -46,7 +46,7 @@ package final class GatewayCore {
     package init(
         config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, stored: StoredState? = nil,
         persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = nil, renderMetrics: @escaping () -> String = { "" },
-        page: @escaping (String) -> (contentType: String, body: [UInt8])? = PreviewAssets.page(for:)
+        page: @escaping (String) -> PageAsset? = PreviewAssets.asset(for:)
     ) {
         let metrics = GatewayMetrics()
         self.config = config

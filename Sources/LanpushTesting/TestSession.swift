@@ -110,8 +110,11 @@ public final class TestSession {
             let state = entry["state"]?.objectValue ?? [:]
             entry["state"] = .object(MergePatch.apply(o["patch"]?.objectValue ?? [:], to: state))
             entry["phase"] = type == "end" ? "ended" : (o["phase"] ?? "active")
-            // Every update and end carries the activity's stale date and relevance (absent: none); an end its dismissal.
-            for key in ["stale_date", "relevance_score"] { entry[key] = o[key] }
+            // Every update and end carries the activity's stale date and relevance when it has them; `null` removes a
+            // stale date the client held (absent: none, which the gateway only sends when the client held none).
+            for key in ["stale_date", "relevance_score"] {
+                if let value = o[key], !value.isNull { entry[key] = value } else { entry.removeValue(forKey: key) }
+            }
             if let date = o["dismissal_date"] { entry["dismissal_date"] = date }
             if o["phase"] == "dismissed" {
                 activities.removeValue(forKey: tag)

@@ -18,7 +18,7 @@ struct Bench: ParsableCommand {
             """)
 
     @Option(help: "Comma-separated scenarios (default: all).")
-    var scenarios: String = ScenarioID.allCases.map(\.rawValue).joined(separator: ",")
+    var scenarios: String = ScenarioID.allCases.filter { $0 != .soak }.map(\.rawValue).joined(separator: ",")
 
     @Option(help: "Comma-separated servers: lanpush, lanpush-mem, mosquitto.")
     var servers: String = ServerKind.allCases.map(\.rawValue).joined(separator: ",")
@@ -59,29 +59,49 @@ struct Bench: ParsableCommand {
     @Option(help: "Override: HTTP connections of the as-fast-as-possible scenarios.")
     var connections: Int?
 
+    @Option(help: "Soak: minutes measured.")
+    var soakMinutes: Double?
+
+    @Option(help: "Soak: sessions.")
+    var soakSessions: Int?
+
+    @Option(help: "Soak: updates per second.")
+    var soakRate: Double?
+
+    @Option(help: "Soak: share of the sessions that reconnect every second (0.01 = 1 %).")
+    var soakChurn: Double?
+
+    @Flag(help: "Soak: add one more session (device d0) that never reads what it is sent, and reconnects when closed.")
+    var stuck = false
+
     @Flag(name: .shortAndLong, help: "Progress on stderr.")
     var verbose = false
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
         let limit = Sys.raiseFileLimit()
+        let ids = try scenarios.split(separator: ",").map { name -> ScenarioID in
+            guard let id = ScenarioID(rawValue: String(name)) else { throw ValidationError("unknown scenario '\(name)'") }
+            return id
+        }
         var scale = smoke ? Scale.smoke : Scale.full
         if let latencySessions { scale.latencySessions = latencySessions }
         if let seconds { scale.measure = seconds }
         if let latencyRate { scale.latencyRate = latencyRate }
         if let fanSessions { scale.fanSessions = fanSessions }
         if let connections { scale.fastConnections = connections }
-        let need = max(scale.fanSessions, scale.latencySessions) + 256
+        if let soakMinutes { scale.soakMinutes = soakMinutes }
+        if let soakSessions { scale.soakSessions = soakSessions }
+        if let soakRate { scale.soakRate = soakRate }
+        if let soakChurn { scale.soakChurn = soakChurn }
+        scale.soakStuck = stuck
+        let need = max(scale.fanSessions, scale.latencySessions, ids.contains(.soak) ? scale.soakSessions * 11 / 10 : 0) + 256
         if limit < need {
             FileHandle.standardError.write(Data("lanpush-bench: RLIMIT_NOFILE is \(limit); \(need) needed: fewer fan-out sessions\n".utf8))
             scale.fanSessions = max(10, limit - 256)
         }
         guard let daemon = locate("lanpushd", explicit: lanpushd) else {
             throw ValidationError("lanpushd not found: build it (swift build -c release) or pass --lanpushd")
-        }
-        let ids = try scenarios.split(separator: ",").map { name -> ScenarioID in
-            guard let id = ScenarioID(rawValue: String(name)) else { throw ValidationError("unknown scenario '\(name)'") }
-            return id
         }
         let kinds = try servers.split(separator: ",").map { name -> ServerKind in
             guard let k = ServerKind(rawValue: String(name)) else { throw ValidationError("unknown server '\(name)'") }

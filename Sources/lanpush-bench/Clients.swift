@@ -30,6 +30,10 @@ final class ClientSession {
     /// Reconstructed state per tag (lanpush) or topic (MQTT), when the hub tracks state.
     var states: [String: JSONValue] = [:]
     var deliveries = 0
+    /// Closed on purpose (reconnect churn): its end is not a failure.
+    var leaving = false
+    /// The new connection of a churned session.
+    var rejoining = false
 
     init(index: Int, kind: SessionKind) {
         self.index = index
@@ -213,6 +217,7 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
     private func becameReady(_ s: ClientSession) {
         guard !s.ready else { return }
         s.ready = true
+        if s.rejoining { reconnected += 1 }
         readyCount += 1
         connecting -= 1
         pump()
@@ -225,6 +230,36 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
             guard let self else { return }
             for s in self.sessions where s.isMQTT && s.ready { self.queue(s, MQTT.pingreq) }
             self.schedulePings()
+        }
+    }
+
+    // MARK: Reconnect churn
+
+    private var churnCursor = 0
+    /// Sessions closed and opened again by `churn` (their new connection is ready).
+    var reconnected = 0
+
+    /// Closes `count` ready sessions (round robin) and opens each again as a new connection of the same device
+    /// (a client that lost its connection and subscribes afresh).
+    func churn(_ count: Int) {
+        perform { [self] in
+            var left = count
+            var looked = 0
+            while left > 0 && looked < sessions.count {
+                let i = churnCursor % sessions.count
+                churnCursor += 1
+                looked += 1
+                let old = sessions[i]
+                guard old.ready, let c = old.connection else { continue }
+                old.leaving = true
+                c.close()
+                let fresh = ClientSession(index: old.index, kind: old.kind)
+                fresh.rejoining = true
+                sessions[i] = fresh
+                toConnect.append(fresh)
+                left -= 1
+            }
+            pump()
         }
     }
 
@@ -332,7 +367,7 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
             stats.lastFailure = "closed during set-up: \(code.map(String.init) ?? "-") \(reason)"
             pump()
             sessionSettled()
-        } else if !loop.isStopping {
+        } else if !loop.isStopping && !s.leaving {
             stats.closedUnexpectedly += 1
             stats.lastFailure = "closed: \(code.map(String.init) ?? "-") \(reason)"
         }
@@ -391,7 +426,9 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
                 (UInt8(ascii: "s"), UInt8(ascii: "n")), (UInt8(ascii: "l"), _), (UInt8(ascii: "n"), _), (UInt8(ascii: "c"), _):
                 isEvent = true
                 if let q = b.offset(after: "\"seq\":") { ackSeq = b.decimal(at: q) }
-                stamp = b.embeddedStamp()
+                // A snapshot (a session that subscribed afresh, e.g. after a reconnect) repeats old states: not a
+                // delivery of the update that stamped them.
+                if !(c0 == UInt8(ascii: "s") && c1 == UInt8(ascii: "n")) { stamp = b.embeddedStamp() }
             case (UInt8(ascii: "s"), UInt8(ascii: "y")):
                 becameReady(s)
             case (UInt8(ascii: "a"), _):

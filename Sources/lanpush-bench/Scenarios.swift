@@ -28,12 +28,17 @@ struct Scale: Sendable {
     var convergeTimeout = 12.0
     /// Concurrent WebSocket handshakes while opening the fan-out sessions.
     var connectParallel = 512
+    var soakSessions = 10_000
+    var soakMinutes = 10.0
+    var soakRate = 1000.0
+    var soakChurn = 0.01
+    var soakStuck = false
 
     static let full = Scale()
     static let smoke = Scale(
         latencySessions: 20, latencyRate: 200, tags: 5, measure: 0.5, fastSeconds: 0.5, fastConnections: 4, manySessions: 5,
         fanSessions: 40, fanRepeats: 2, slowSeconds: 1, slowRate: 200, ingestSeconds: 0.5, lead: 0.2, convergeTimeout: 2,
-        connectParallel: 64)
+        connectParallel: 64, soakSessions: 40, soakMinutes: 0.1, soakRate: 100)
 }
 
 /// One measured figure of one run.
@@ -63,6 +68,8 @@ struct Environment {
 enum ScenarioID: String, CaseIterable, Sendable {
     case latency, fast1 = "fast-1", fast1stream = "fast-1-stream", fast100 = "fast-100", fast100each = "fast-100-each", fanout,
         notify, bytes, slow, ingest
+    /// Not in the default set (it takes minutes): Benchmarks/soak.sh.
+    case soak
 
     var title: String {
         switch self {
@@ -76,12 +83,17 @@ enum ScenarioID: String, CaseIterable, Sendable {
         case .bytes: return "Bytes per update: delta vs full state (seed scenarios)"
         case .slow: return "1 slow session (10 frames/s) while 1,000 updates/s flow on 1 tag"
         case .ingest: return "Ingest: HTTP throughput and answer latency, no session"
+        case .soak: return "Soak: N sessions for M minutes at a fixed rate with reconnect churn (per-minute RSS, fds, p99)"
         }
     }
 
     /// Mosquitto has no HTTP ingest: the ingest scenario runs lanpush only.
     var servers: [ServerKind] {
-        self == .ingest ? [.lanpush, .lanpushMemory] : ServerKind.allCases
+        switch self {
+        case .ingest: return [.lanpush, .lanpushMemory]
+        case .soak: return [.lanpush]
+        default: return ServerKind.allCases
+        }
     }
 }
 
@@ -166,12 +178,13 @@ final class ScenarioRunner {
         case .bytes: return try bytes(kind)
         case .slow: return try slow(kind)
         case .ingest: return try ingest(kind)
+        case .soak: return try soak(kind)
         }
     }
 
     // MARK: set-up helpers
 
-    private struct Setup {
+    struct Setup {
         var server: BenchServer
         var hub: ClientHub
         var lanpush: LanpushServer? { server as? LanpushServer }
@@ -180,8 +193,8 @@ final class ScenarioRunner {
 
     /// Starts the server (with `devices` devices for lanpush) and opens `sessions` sessions: session i is device
     /// `di` (lanpush) or subscribes `b/di/#` plus `filters` (MQTT).
-    private func setUp(_ kind: ServerKind, devices: Int, sessions: Int, extraFilters: [String] = [],
-                       window: Int = 32, capacity: Int? = nil, qos: UInt8 = 0) throws -> Setup {
+    func setUp(_ kind: ServerKind, devices: Int, sessions: Int, extraFilters: [String] = [],
+               window: Int = 32, capacity: Int? = nil, qos: UInt8 = 0) throws -> Setup {
         let server: BenchServer
         switch kind {
         case .lanpush, .lanpushMemory:
@@ -220,14 +233,14 @@ final class ScenarioRunner {
         return setup
     }
 
-    private func tearDown(_ s: Setup) {
+    func tearDown(_ s: Setup) {
         s.hub.stop()
         s.server.stop()
     }
 
     /// Waits until `done()` (evaluated on the loop thread) or the timeout.
     @discardableResult
-    private func wait(_ hub: ClientHub, timeout: Double, _ done: @escaping () -> Bool) -> Bool {
+    func wait(_ hub: ClientHub, timeout: Double, _ done: @escaping () -> Bool) -> Bool {
         let deadline = nowNanos() + UInt64(timeout * 1e9)
         while nowNanos() < deadline {
             if hub.sync(done) { return true }
@@ -238,7 +251,7 @@ final class ScenarioRunner {
 
     /// Sends `count` updates (no timestamps inside any window) so every (device, tag) slot exists: the measured
     /// updates are then `update` frames, not `start` frames. Waits for their delivery.
-    private func warmUp(_ s: Setup, count: Int, sessions: Int, make: @escaping (Int) -> LanpushUpdate) throws {
+    func warmUp(_ s: Setup, count: Int, sessions: Int, make: @escaping (Int) -> LanpushUpdate) throws {
         let expected = s.hub.sync { s.hub.stats.deliveries } + count * 1
         try publish(s, mode: .max, duration: 60, window: (0, 0), limit: count, connections: 4, make: { n, _ in make(n) })
         if !wait(s.hub, timeout: 60, { s.hub.stats.deliveries >= expected }) {
@@ -249,9 +262,9 @@ final class ScenarioRunner {
 
     /// Publishes through the server's ingest: HTTP `/v1/push` for lanpush, MQTT PUBLISH for mosquitto.
     @discardableResult
-    private func publish(_ s: Setup, mode: PublishMode, start: UInt64? = nil, duration: Double, window: (UInt64, UInt64),
-                         limit: Int? = nil, connections: Int, firstIndex: Int = 0, stream: Bool = false, qos: UInt8 = 0,
-                         make: @escaping (_ n: Int, _ stamp: UInt64) -> LanpushUpdate) throws -> PublishResult {
+    func publish(_ s: Setup, mode: PublishMode, start: UInt64? = nil, duration: Double, window: (UInt64, UInt64),
+                 limit: Int? = nil, connections: Int, firstIndex: Int = 0, stream: Bool = false, qos: UInt8 = 0,
+                 make: @escaping (_ n: Int, _ stamp: UInt64) -> LanpushUpdate) throws -> PublishResult {
         let begin = start ?? nowNanos()
         if let l = s.lanpush, stream {
             let publisher = try StreamPublisher(port: l.port, token: l.adminToken)
@@ -275,7 +288,7 @@ final class ScenarioRunner {
         }
     }
 
-    private func latencyMetrics(_ h: Histogram<UInt64>, prefix: String, label: String) -> [Metric] {
+    func latencyMetrics(_ h: Histogram<UInt64>, prefix: String, label: String) -> [Metric] {
         guard h.totalCount > 0 else { return [] }
         return [
             Metric(key: "\(prefix).p50", label: "\(label) p50", unit: "ms", value: Double(h.valueAtPercentile(50)) / 1e6, better: .lower),

@@ -134,10 +134,39 @@ final class MosquittoServer: BenchServer {
     init(binary: String) throws {
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mosquitto-bench-\(Sys.token(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        wsPort = try Sys.freePort()
-        var m = try Sys.freePort()
-        while m == wsPort { m = try Sys.freePort() }
-        mqttPort = m
+        log = dir.appendingPathComponent("mosquitto.log")
+        // mosquitto hands the listener's address to libwebsockets 4.1 as an interface name; lws finds no such
+        // interface and binds the websockets listener to every address ([::], dual stack). A port free on 127.0.0.1
+        // when picked can meanwhile be taken there by any client's ephemeral port, and mosquitto then exits with
+        // "Unable to create websockets listener": pick fresh ports and start again.
+        var attempt = 1
+        while true {
+            let ports = try Self.twoFreePorts()
+            do {
+                process = try Self.start(binary, dir: dir, log: log, mqttPort: ports.mqtt, wsPort: ports.ws)
+                (mqttPort, wsPort) = (ports.mqtt, ports.ws)
+                break
+            } catch let error as StartFailure where error.exited && attempt < 3 {
+                attempt += 1
+            } catch let error as StartFailure {
+                throw BenchError(error.message)
+            }
+        }
+    }
+
+    private struct StartFailure: Error {
+        let exited: Bool
+        let message: String
+    }
+
+    private static func twoFreePorts() throws -> (mqtt: Int, ws: Int) {
+        let ws = try Sys.freePort()
+        var mqtt = try Sys.freePort()
+        while mqtt == ws { mqtt = try Sys.freePort() }
+        return (mqtt, ws)
+    }
+
+    private static func start(_ binary: String, dir: URL, log: URL, mqttPort: Int, wsPort: Int) throws -> Process {
         let conf = """
             user root
             per_listener_settings false
@@ -156,19 +185,23 @@ final class MosquittoServer: BenchServer {
             """
         let config = dir.appendingPathComponent("mosquitto.conf")
         try conf.write(to: config, atomically: true, encoding: .utf8)
-        log = dir.appendingPathComponent("mosquitto.log")
-        process = try spawn(binary, ["-c", config.path], log: log)
+        let process = try spawn(binary, ["-c", config.path], log: log)
         let deadline = Date(timeIntervalSinceNow: 15)
         while true {
-            if !process.isRunning { throw BenchError("mosquitto exited at start:\n\(tail(log))") }
+            if !process.isRunning {
+                throw StartFailure(exited: true, message: "mosquitto exited at start:\n\(tail(log))")
+            }
             if let fd = try? Sys.connectLoopback(port: mqttPort) {
                 close(fd)
                 if let fd2 = try? Sys.connectLoopback(port: wsPort) {
                     close(fd2)
-                    break
+                    return process
                 }
             }
-            if Date() > deadline { throw BenchError("mosquitto did not start listening:\n\(tail(log))") }
+            if Date() > deadline {
+                terminate(process)
+                throw StartFailure(exited: false, message: "mosquitto did not start listening:\n\(tail(log))")
+            }
             usleep(20_000)
         }
     }

@@ -166,6 +166,28 @@ import Testing
         #expect(Self.refusedKey(#"{"session":{"window":"32"}}"#) == "session.window")
     }
 
+    /// Found by `scripts/fuzz config`: a list or mapping used as a key (a stray `{` in the file) trapped inside Yams
+    /// and took the daemon down at start with a Swift runtime error instead of naming the key.
+    @Test func aKeyThatIsAListOrAMappingIsRefusedNotACrash() {
+        #expect(Self.refusedKey("{a: 1, {b: 2}: 3}") == "(root)")
+        #expect(Self.refusedKey("session: {? [a, b] : 1}") == "session")
+        #expect(Self.refusedKey("devices:\n  - {id: x, {token: y}: z}") == "devices[0]")
+        #expect(Self.refusedKey("""
+            {
+              "listen": "\u{E5}\u{CF}:8765",
+              "open_metrics": false,{ "log_level": "info",
+              "devive": 25,}
+            }
+            """) == "(root)")
+    }
+
+    /// Found by scripts/fuzz config: `&a :` is an anchor on an empty key, and the refusal named the key `''`.
+    @Test func anEmptyKeyIsRefusedNamingWhereItIs() {
+        #expect(Self.refusedKey("&a :") == "(root)")
+        #expect(Self.refusedKey("\"\": 1") == "(root)")
+        #expect(Self.refusedKey("session:\n  \"\": 5") == "session")
+    }
+
     @Test func aMissingFileIsNamed() {
         #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/lanpush.yaml") }
         #expect((try? ConfigLoader.load(path: "/nonexistent/lanpush.yaml")) == nil)

@@ -21,10 +21,11 @@ import Testing
         #expect(s.frames("lifecycle") == [["type": "lifecycle", "seq": 2, "tag": "oven", "phase": "stale"]])
         s.ack()
         #expect(gw.request(.get, "/v1/activities/oven").json["activities"]?.arrayValue?.first?["phase"] == "stale")
-        // Each update carries its own stale date: one without has none.
+        // Each update carries its own stale date: one without has none, and the frame says so (`null`: absent would
+        // mean "unchanged" to the client, which holds the old one).
         gw.push(Payload.liveUpdate(["phone"], tag: "oven", message: "Still baking"))
         let update = try #require(s.frames("update").last)
-        #expect(update["phase"] == "active" && update["stale_date"] == nil)
+        #expect(update["phase"] == "active" && update["stale_date"] == .null)
         let listed = gw.request(.get, "/v1/activities/oven").json["activities"]?.arrayValue?.first
         #expect(listed?["phase"] == "active" && listed?["stale_date"] == nil)
         s.read()

@@ -16,7 +16,8 @@ struct ClientTests {
         defer { s.stop() }
         let c = try RunningClientLoop(start: false)
         let rec = RecordingClient(sendOnOpen: [#"{"type":"hello"}"#])
-        rec.onText = { conn, text in
+        // Unowned: the client keeps its handler, and a handler holding the client would never let either go.
+        rec.onText = { [unowned rec] conn, text in
             if text == #"{"type":"hello"}"# { rec.queue(conn, "close-me") }
         }
         // Before run(): the creating thread may use the loop.
@@ -252,7 +253,7 @@ struct ClientTests {
         defer { remote.stop() }
         let host = try RunningHost()
         let rec = RecordingClient(sendOnOpen: ["ping-from-host"])
-        rec.onText = { conn, text in
+        rec.onText = { [unowned rec] conn, text in
             if text == "ping-from-host" { rec.queue(conn, "close-me") }
         }
         // Before run(), on the creating thread.

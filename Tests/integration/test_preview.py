@@ -1,151 +1,23 @@
-"""The live preview page, in Debian's headless Chromium driven over the DevTools protocol.
+"""The live preview page, in Debian's headless Chromium driven over the DevTools protocol (chromium.py).
 
 The browser is an independent lanpush.v1 client (its own WebSocket and JSON); the assertions read the DOM's
 stable data-* attributes and computed styles. Screenshots land in test-artifacts/ (gitignored).
 """
-import base64
-import contextlib
+import gzip
 import http.client
 import json
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
-import pytest
-import websockets.sync.client as wsclient
-
 import gateway as gateway_module
-from gateway import ROOT
+from chromium import assert_real_icon, browser  # noqa: F401 (the browser fixture)
 
 # A lanpushd built elsewhere (e.g. `swift build --scratch-path .build-x`) can be tested with LANPUSHD=path.
 if os.environ.get("LANPUSHD"):
     gateway_module.BINARY = Path(os.environ["LANPUSHD"]).resolve()
-
-ARTIFACTS = ROOT / "test-artifacts"
-
-
-class Chromium:
-    """Headless Chromium with one page, driven through the Chrome DevTools Protocol."""
-
-    def __init__(self):
-        exe = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-        if not exe:
-            pytest.fail("chromium is not installed: run ./scripts/setup --test")
-        self.profile = tempfile.mkdtemp(prefix="lanpush-chromium-")
-        self.log = open(Path(self.profile) / "chromium.log", "wb")
-        # As root Chromium runs only without its sandbox.
-        self.proc = subprocess.Popen(
-            [exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-             "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync", "--disable-features=Translate,MediaRouter",
-             "--mute-audio", "--remote-debugging-port=0", "--remote-allow-origins=*",
-             f"--user-data-dir={self.profile}", "--window-size=1500,1100", "about:blank"],
-            stdout=self.log, stderr=subprocess.STDOUT)
-        port_file = Path(self.profile) / "DevToolsActivePort"
-        deadline = time.time() + 30
-        while not (port_file.exists() and port_file.read_text().strip()):
-            if self.proc.poll() is not None or time.time() > deadline:
-                raise RuntimeError("chromium did not start: " + (Path(self.profile) / "chromium.log").read_text()[-2000:])
-            time.sleep(0.05)
-        port = int(port_file.read_text().split()[0])
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10))
-        page = next(t for t in targets if t["type"] == "page")
-        self.stack = contextlib.ExitStack()
-        self.ws = self.stack.enter_context(wsclient.connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10))
-        self.next_id = 0
-        self.exceptions = []
-        self.console = []
-        self.call("Page.enable")
-        self.call("Runtime.enable")
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": 1500, "height": 1100, "deviceScaleFactor": 1, "mobile": False})
-
-    def _event(self, msg):
-        if msg.get("method") == "Runtime.exceptionThrown":
-            d = msg["params"]["exceptionDetails"]
-            self.exceptions.append(d.get("exception", {}).get("description") or d.get("text"))
-        elif msg.get("method") == "Runtime.consoleAPICalled":
-            args = msg["params"].get("args", [])
-            self.console.append(" ".join(str(a.get("value", a.get("description", ""))) for a in args))
-
-    def call(self, method, params=None, timeout=15):
-        self.next_id += 1
-        mid = self.next_id
-        self.ws.send(json.dumps({"id": mid, "method": method, "params": params or {}}))
-        deadline = time.time() + timeout
-        while True:
-            msg = json.loads(self.ws.recv(timeout=max(0.01, deadline - time.time())))
-            if msg.get("id") == mid:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg.get("result", {})
-            self._event(msg)
-
-    def js(self, expression):
-        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
-        if "exceptionDetails" in r:
-            raise RuntimeError(f"JS error in {expression[:80]!r}: {r['exceptionDetails']}")
-        return r["result"].get("value")
-
-    def wait(self, expression, timeout=10, what=None):
-        deadline = time.time() + timeout
-        value = None
-        while time.time() < deadline:
-            value = self.js(expression)
-            if value:
-                return value
-            time.sleep(0.05)
-        summary = self.js("JSON.stringify({conn: document.body.dataset.connState, "
-                          "error: (document.querySelector('[data-region=error]')||{}).textContent})")
-        raise AssertionError(f"timed out waiting for {what or expression}: last {value!r}; page {summary}; "
-                             f"exceptions {self.exceptions}; console {self.console[-5:]}")
-
-    def open(self, url):
-        self.exceptions.clear()
-        self.call("Page.navigate", {"url": url})
-        self.wait("document.readyState === 'complete' && !!window.lanpushPreview", what="page load")
-
-    def screenshot(self, name, selector=None, scale=1):
-        ARTIFACTS.mkdir(exist_ok=True)
-        self.js("window.lanpushPreview.flush(), document.fonts.ready.then(() => true)")
-        if selector:
-            rect = self.js(f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
-                           " return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, height: r.height}; })()")
-        else:
-            rect = self.js("({x: 0, y: 0, width: document.documentElement.scrollWidth,"
-                           " height: document.documentElement.scrollHeight})")
-        rect["scale"] = scale
-        shot = self.call("Page.captureScreenshot", {"format": "png", "clip": rect, "captureBeyondViewport": True})
-        path = ARTIFACTS / f"{name}.png"
-        path.write_bytes(base64.b64decode(shot["data"]))
-        return path
-
-    def close(self):
-        try:
-            self.stack.close()
-        except Exception:
-            pass
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.profile, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    b = Chromium()
-    yield b
-    b.close()
 
 
 def push(gw, body, target="phone"):
@@ -206,19 +78,38 @@ AIVI_SPLIT = {"title": "Dishwasher", "data": {"tag": "aivi-dishwasher", "live_up
 
 def test_page_is_self_contained(gateway):
     gw = gateway()
-    for path in ("/", "/preview"):
+    external = re.compile(r"""(src|href)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import|(fetch|WebSocket)\(\s*["']https?:""")
+    for path in ("/", "/preview", "/wall"):
         status, html = gw.request("GET", path)
         assert status == 200 and html.startswith("<!doctype html>"), (status, str(html)[:200])
-        # Offline: nothing is loaded from anywhere but lanpushd itself.
-        assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import""", html)
-    mdi = Path("/usr/share/fonts/woff/materialdesignicons-webfont/materialdesignicons-webfont.woff2")
-    status, answer = gw.request("GET", "/preview/mdi.json")
-    if mdi.exists():
-        assert status == 200 and answer["icons"]["ev-station"] == "F5F1"
-        # Debian's MDI 1.6.50 predates these glyphs: the page must draw its fallback for them.
-        assert "washing-machine" not in answer["icons"] and "dishwasher" not in answer["icons"]
-    else:
-        assert status == 404
+        # Offline: nothing is loaded from anywhere but lanpushd itself, and everything the page names is there.
+        assert not external.search(html)
+        for ref in re.findall(r'(?:src|href)="(/preview/[^"]+)"', html):
+            status, body = gw.request("GET", ref)
+            assert status == 200 and body, ref
+            assert not external.search(body), ref
+    # Served from the binary with validators: a browser that has the bytes gets a 304.
+    conn = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=10)
+    conn.request("GET", "/preview/preview.js")
+    r = conn.getresponse()
+    body, etag = r.read(), r.getheader("ETag")
+    assert r.status == 200 and r.getheader("Content-Type").startswith("text/javascript") and etag and len(body) > 10000
+    conn.request("GET", "/preview/preview.js", headers={"If-None-Match": etag})
+    r = conn.getresponse()
+    assert r.status == 304 and r.read() == b""
+    # The icon set: gzip-encoded JSON, every MDI icon (not Debian's 1.6.50 font, which has no washing-machine).
+    conn.request("GET", "/preview/mdi.json", headers={"Accept-Encoding": "gzip"})
+    r = conn.getresponse()
+    assert r.status == 200 and r.getheader("Content-Encoding") == "gzip"
+    icons = json.loads(gzip.decompress(r.read()))
+    assert icons["version"] == "7.4.47" and icons["count"] == len(icons["icons"]) > 7000
+    for slug in ("washing-machine", "dishwasher", "home-assistant", "ev-station"):
+        assert icons["icons"][slug].startswith("M"), slug
+    conn.request("GET", "/preview/licenses.txt")
+    r = conn.getresponse()
+    notices = r.read().decode()
+    assert r.status == 200 and "qrcode-generator" in notices and "Kazuhiko Arase" in notices and "Pictogrammers" in notices
+    conn.close()
 
 
 def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
@@ -250,7 +141,7 @@ def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
     assert f["trailing"] == "42%" and f["trailingSource"] == "progress" and "5 min" not in f["text"]
     assert f["iconColor"] == "rgb(3, 169, 244)" and f["iconAttr"] == "#03a9f4"
     has_glyph = browser.js("!!(window.lanpushPreview.model.mdi && window.lanpushPreview.model.mdi.icons['home-assistant'])")
-    assert f["iconGlyph"] == ("font" if has_glyph else "fallback")
+    assert has_glyph and f["iconGlyph"] == "svg", "MDI 7.4.47 has home-assistant: a real icon, not initials"
     assert f["fillColor"] == "rgb(3, 169, 244)", "progress bar falls back to the icon color"
     assert float(f["fillShare"].rstrip("%")) == 42
     assert f["background"] == "rgb(0, 0, 0)" and f["textColor"] == "rgb(255, 255, 255)"
@@ -393,8 +284,7 @@ def test_gateway_restart_reconnects(gateway, browser):
         "when": 2700, "when_relative": True, "notification_icon": "mdi:washing-machine",
         "notification_icon_color": "#2196F3", "color": "#2196F3"}})
     browser.wait(f"!!document.querySelector('{card('washer_cycle')}')", what="washer card")
-    icon = browser.js(f"document.querySelector('{card('washer_cycle')} [data-field=icon]').dataset.iconGlyph")
-    assert icon == "fallback", "MDI 1.6.50 has no washing-machine glyph: the fallback shows"
+    assert_real_icon(browser, card("washer_cycle"), "washing-machine")
     snapshots = browser.js("document.querySelectorAll('[data-log-entry][data-type=snapshot]').length")
 
     gw.stop()
@@ -412,4 +302,40 @@ def test_gateway_restart_reconnects(gateway, browser):
     push(gw, {"title": "EV Charging", "message": "Charging", "data": {"tag": "ev-charging", "live_update": True,
                                                                        "progress": 45, "progress_max": 100}})
     browser.wait(f"!!document.querySelector('{card('ev-charging')}')", what="live again after the restart")
+    assert browser.exceptions == []
+
+
+def test_newer_end_frames(gateway, browser):
+    """`end` with "phase":"dismissed" removes the card at once; an `end` of an ended activity restarts the dismissal
+    countdown; `stale_date` / `relevance_score` carried by an `end` apply to the ended card."""
+    gw = gateway()
+    browser.open(f"http://127.0.0.1:{gw.port}/?token={gw.admin}")
+    browser.wait("document.body.dataset.connState === 'open'", what="connected")
+    for tag, relevance in (("washer_cycle", 0.2), ("dryer", 0.5)):
+        push(gw, {"title": tag, "message": "Running", "data": {"tag": tag, "live_update": True, "relevance_score": relevance}})
+    browser.wait(f"!!document.querySelector('{card('washer_cycle')}') && !!document.querySelector('{card('dryer')}')", what="two cards")
+
+    # clear_notification: ended and dismissed in one frame; the card goes without an ended phase in between.
+    push(gw, {"message": "clear_notification", "data": {"tag": "dryer"}})
+    browser.wait(f"!document.querySelector('{card('dryer')}')", timeout=3, what="the dismissed card gone")
+    log = browser.js("[...document.querySelectorAll('[data-region=event-log][data-device-id=phone] [data-log-entry][data-tag=dryer]')]"
+                     ".map(e => e.dataset.type + ' ' + e.textContent)")
+    end = next(e for e in log if e.startswith("end"))
+    assert "dismissed at once" in end, log
+
+    # An end with a later dismissal (and a relevance of its own), then a second end moving the dismissal: the
+    # countdown on the card restarts from the new date.
+    later = int(time.time()) + 3600
+    push(gw, {"message": "clear_notification", "data": {"tag": "washer_cycle", "dismissal_date": later}})
+    browser.wait(f"document.querySelector('{card('washer_cycle')}').dataset.phase === 'ended'", what="ended")
+    first = int(browser.js(f"document.querySelector('{card('washer_cycle')} [data-field=dismissal]').dataset.t"))
+    assert abs(first / 1000 - later) <= 1
+    status, _ = gw.request("DELETE", "/v1/activities/washer_cycle?dismissal=120&device=phone", headers=gw.admin_headers())
+    assert status in (200, 202)
+    browser.wait(f"+document.querySelector('{card('washer_cycle')} [data-field=dismissal]').dataset.t < {first - 1000000}",
+                 what="the new dismissal countdown")
+    second = int(browser.js(f"document.querySelector('{card('washer_cycle')} [data-field=dismissal]').dataset.t"))
+    assert abs(second / 1000 - (time.time() + 120)) < 10
+    ended = browser.js(f"(e => [e.dataset.phase, e.dataset.relevance])(document.querySelector('{card('washer_cycle')}'))")
+    assert ended == ["ended", "0.2"], ended
     assert browser.exceptions == []

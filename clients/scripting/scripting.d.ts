@@ -5,7 +5,8 @@
  *  [dts]   the app's declaration files as the app exports them into a script project (`dts/scripting.d.ts`,
  *          `dts/global.d.ts`), here as published in the public repository Honye/scripting-scripts (2026-08);
  *  [docs]  the app's documentation, public repository ScriptingApp/ScriptingApp.github.io, pages
- *          "LiveActivity", "WebScoket" (sic), "Storage", "BackgroundKeeper", "Notification", "Quick Start".
+ *          "LiveActivity", "WebScoket" (sic), "Storage", "BackgroundKeeper", "Notification", "Quick Start",
+ *          "QRCode".
  *
  * Nothing here is invented: a member missing from those sources is not used by the script.
  */
@@ -54,6 +55,11 @@ declare namespace BackgroundKeeper {
   const isActive: Promise<boolean>;
   function keepAlive(): Promise<boolean>;
   function stopKeepAlive(): Promise<void>;
+}
+
+/** [dts] global.d.ts `namespace QRCode`; [docs] "QRCode": `scan()` opens the app's scanner, null when cancelled. */
+declare namespace QRCode {
+  function scan(): Promise<string | null>;
 }
 
 /** [dts] scripting.d.ts: `createElement` and `Fragment` are globals; TSX compiles to them (jsxFactory createElement). */
@@ -141,6 +147,17 @@ declare module "scripting" {
   export const NavigationStack: FunctionComponent<{ children: Children }>;
   export const TextField: FunctionComponent<{ title: string; value: string; onChanged: (value: string) => void; prompt?: string } & CommonViewProps>;
   export const Button: FunctionComponent<{ title: string; action: () => void; systemImage?: string } & CommonViewProps>;
+
+  /**
+   * [dts] scripting.d.ts `declare const fetch`, `type RequestInit` (subset: `timeout` is in seconds), `class
+   * Response` (`status`, `json()`).
+   */
+  export interface Response {
+    readonly status: number;
+    json(): Promise<any>;
+  }
+  export type RequestInit = { method?: string; headers?: Record<string, string>; body?: string | null; timeout?: number };
+  export const fetch: (url: string, init?: RequestInit) => Promise<Response>;
 
   /** [dts] `useState`, `useEffect`. */
   export function useState<T>(value: T | (() => T)): [T, (state: T | ((previous: T) => T)) => void];

@@ -20,12 +20,13 @@ final class Router {
     let metrics: GatewayMetrics
     let logger: Logger
     let renderMetrics: () -> String
-    let page: (String) -> (contentType: String, body: [UInt8])?
+    /// The files lanpushd serves from its binary (the live preview, the wall view), by path.
+    let page: (String) -> PageAsset?
 
     init(
         ingest: IngestEndpoints, state: StateEndpoints, devices: DeviceEndpoints, access: AccessControl, throttle: AuthThrottle,
         clock: @escaping () -> Double, openMetrics: Bool, metrics: GatewayMetrics, logger: Logger,
-        renderMetrics: @escaping () -> String, page: @escaping (String) -> (contentType: String, body: [UInt8])?
+        renderMetrics: @escaping () -> String, page: @escaping (String) -> PageAsset?
     ) {
         self.ingest = ingest
         self.state = state
@@ -106,8 +107,7 @@ final class Router {
             // No token: the code is the credential (throttled per address and across addresses).
             return withJSONBody(request) { devices.redeem($0, from: request.remoteAddress) }
         case (.get, _) where page(path) != nil:
-            let p = page(path)!
-            return .uncached(p.contentType, p.body)
+            return page(path)!.response(ifNoneMatch: request.header("if-none-match"))
         default:
             if Self.isKnown(segments) {
                 return reject(405, "method", field: "method", rule: "method", "method \(request.method.rawValue) is not allowed on \(path)")

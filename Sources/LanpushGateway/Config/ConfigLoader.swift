@@ -15,13 +15,20 @@ public enum ConfigLoader {
     }
 
     public static func parse(_ text: String) throws -> GatewayConfig {
-        let node: Any?
+        let composed: Node?
         do {
-            node = try Yams.load(yaml: text)
+            composed = try Yams.compose(yaml: text)
         } catch {
             throw ConfigError(key: "(file)", message: "not valid YAML: \(error)")
         }
-        guard let node else { return GatewayConfig() }
+        guard let composed else { return GatewayConfig() }
+        // Yams 5 traps (a force unwrap in its constructor) on a key that is a list or a mapping, e.g. a stray `{`
+        // in `{a: 1, {b: 2}: 3}`: refuse those before anything is constructed. An empty key (`"": 1`, or an anchor
+        // with no name after it, `&a :`) is refused here too: no error could name it.
+        if let path = badKey(in: composed, path: "") {
+            throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a key must be a name, not empty, a list or a mapping")
+        }
+        let node = composed.any
         guard let root = node as? [String: Any] else {
             throw ConfigError(key: "(root)", message: "must be a mapping of keys to values")
         }
@@ -158,6 +165,24 @@ public enum ConfigLoader {
         }
         try reader.finish()
         return config
+    }
+
+    /// Where a mapping has a key that is not a scalar, or is empty (nil: nowhere).
+    static func badKey(in node: Node, path: String) -> String? {
+        switch node {
+        case .mapping(let mapping):
+            for (key, value) in mapping {
+                guard let name = key.scalar?.string, !name.isEmpty else { return path }
+                if let found = badKey(in: value, path: path.isEmpty ? name : "\(path).\(name)") { return found }
+            }
+        case .sequence(let sequence):
+            for (i, item) in sequence.enumerated() {
+                if let found = badKey(in: item, path: "\(path)[\(i)]") { return found }
+            }
+        default:
+            break
+        }
+        return nil
     }
 
     /// `HOST:PORT`, `:PORT` or `[IPv6]:PORT`.

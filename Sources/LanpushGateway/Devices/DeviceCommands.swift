@@ -30,12 +30,19 @@ struct DeviceCommands {
         }
     }
 
+    /// The store's text columns end at a NUL (SQLite's C strings): such a name would come back cut after a restart.
+    static func refuseNUL(_ name: String?) -> Failure? {
+        guard let name, name.utf8.contains(0) else { return nil }
+        return .invalid(FieldError(field: "name", rule: "nul", message: "name: must not contain NUL characters"))
+    }
+
     /// A new device with a new token (returned once: only its hash is kept).
     func add(id: String, name: String?, notifications: NotificationRouting = .auto) -> Result<(DeviceRecord, token: String), Failure> {
         guard Self.validateId(id) else {
             return .failure(.invalid(FieldError(field: "id", rule: "pattern", message: "id: use 1-64 letters, digits, '.', '-' or '_'")))
         }
         if let existing = directory[id] { return .failure(.exists(id: id, configKey: configKey(existing))) }
+        if let refused = Self.refuseNUL(name) { return .failure(refused) }
         let token = DeviceToken.make()
         let device = directory.add(
             id: id, name: (name?.isEmpty ?? true) ? id : name!, tokenHash: DeviceToken.hash(token), notifications: notifications)
@@ -57,6 +64,7 @@ struct DeviceCommands {
         case .success(let d): device = d
         case .failure(let f): return .failure(f)
         }
+        if let refused = Self.refuseNUL(name) { return .failure(refused) }
         if let name, !name.isEmpty { device.name = name }
         if let notifications { device.notifications = notifications }
         journal.recordManaged(device, createdAt: clock())

@@ -126,9 +126,25 @@ final class RelayHandOver {
 
     private func submit(_ item: RelayItem) {
         let result = pacer.submit(item, now: clock())
-        if !result.accepted { metrics.relayDropped.increment() }
+        if !result.accepted {
+            metrics.relayDropped.increment()
+            loggedDrop([item], "the relay refused the device's push token (403)")
+        }
         if result.superseded > 0 { metrics.coalesced.increment(by: Int64(result.superseded)) }
-        if !result.dropped.isEmpty { metrics.relayDropped.increment(by: Int64(result.dropped.count)) }
+        if !result.dropped.isEmpty {
+            metrics.relayDropped.increment(by: Int64(result.dropped.count))
+            loggedDrop(result.dropped, "the relay outbox is full")
+        }
+    }
+
+    /// Every accepted change the relay path gives up on is counted (`lanpush_relay_dropped_total`) and logged here.
+    private func loggedDrop(_ items: [RelayItem], _ why: String) {
+        for (device, dropped) in Dictionary(grouping: items, by: \.device) {
+            logger.warning("relay items dropped", metadata: [
+                "device": "\(device)", "items": "\(dropped.count)", "why": "\(why)",
+                "tags": "\(Set(dropped.compactMap(\.tag)).sorted().joined(separator: ","))",
+            ])
+        }
     }
 
     // MARK: Hand-over
@@ -234,6 +250,9 @@ final class RelayHandOver {
         }
         if !completion.dropped.isEmpty || !completion.overflow.isEmpty {
             metrics.relayDropped.increment(by: Int64(completion.dropped.count + completion.overflow.count))
+            loggedDrop(completion.dropped, completion.tokenInvalidated
+                ? "the relay refused the device's push token (403)" : "the relay refused the request (HTTP \(response.status ?? 0))")
+            loggedDrop(completion.overflow, "the relay outbox is full")
         }
         if response.status == nil || (response.status ?? 0) >= 500 {
             logger.info("relay request failed; retrying with backoff", metadata: [

@@ -234,6 +234,10 @@ final class SessionProtocol {
         if let url = message["push_url"], url.stringValue == nil, !url.isNull {
             return protocolError(session, "'push_url' must be a string")
         }
+        // The store's text columns end at a NUL (SQLite's C strings): the credentials would come back cut after a restart.
+        if pushToken.utf8.contains(0) || message["push_url"]?.stringValue?.utf8.contains(0) == true {
+            return protocolError(session, "'push_token' and 'push_url' must not contain NUL characters")
+        }
         var answer: [String: JSONValue] = ["type": "registered"]
         if !pushToken.isEmpty {
             let registration = DeviceRecord.Registration(
@@ -280,8 +284,8 @@ final class SessionProtocol {
     }
 
     private func pushToStartToken(_ session: StreamSession, _ message: [String: JSONValue]) {
-        guard let id = session.deviceId, let token = message["token"]?.stringValue else {
-            return protocolError(session, "push_to_start_token needs 'token'")
+        guard let id = session.deviceId, let token = message["token"]?.stringValue, !token.utf8.contains(0) else {
+            return protocolError(session, "push_to_start_token needs 'token' (without NUL characters)")
         }
         guard let device = directory[id] else { return }
         let changed = device.pushToStartToken != token

@@ -609,6 +609,8 @@ var LanpushClient = class {
       while (this.inbox.length > 0) {
         const { conn, frame } = this.inbox.shift();
         try {
+          if (this.events.has("frame"))
+            await this.emitAll("frame", { frame });
           await this.handle(conn, frame);
           if (!this.isObserver)
             await this.maybeAck(conn);
@@ -1091,19 +1093,129 @@ var App = class {
   }
 };
 
+// src/pair.ts
+import { fetch } from "scripting";
+
+// ../typescript/src/pairing.ts
+var PairingError = class extends Error {
+  /** The gateway's HTTP status (403: unknown, used or expired; 429: too many attempts), or null when none answered. */
+  constructor(message, status, retryAfter = null) {
+    super(message);
+    this.status = status;
+    this.retryAfter = retryAfter;
+    this.name = "PairingError";
+  }
+};
+function parsePairingURL(text) {
+  const m = /^lanpush:\/\/([^/?#]+)\/pair\?([^#]*)$/i.exec(text.trim());
+  if (!m)
+    return null;
+  const params = m[2].split("&").filter((p) => p !== "").map((p) => {
+    const i = p.indexOf("=");
+    const decode = (s) => decodeURIComponent(s.replace(/\+/g, " "));
+    return i < 0 ? [decode(p), ""] : [decode(p.slice(0, i)), decode(p.slice(i + 1))];
+  });
+  const get = (name) => params.find(([k]) => k === name)?.[1] ?? null;
+  const code = get("code");
+  if (!code)
+    return null;
+  const fp = get("fp");
+  const alternatives = params.filter(([k, v]) => k === "alt" && v !== "").map(([, v]) => v);
+  return { addresses: [m[1], ...alternatives], code, fingerprint: fp ? fp.replace(/:/g, "").toLowerCase() : null };
+}
+async function redeemPairing(input, options) {
+  const url = parsePairingURL(input);
+  const code = url ? url.code : input.trim();
+  if (!code)
+    throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
+  const addresses = url ? url.addresses : options.address ? [hostPort(options.address)] : [];
+  if (addresses.length === 0)
+    throw new PairingError("a short code needs the gateway's address", null);
+  let lastFailure = "";
+  for (const address of addresses) {
+    let answer;
+    try {
+      answer = await options.fetch(`http://${address}/v1/pair`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ code })
+      });
+    } catch (e) {
+      lastFailure = `${address}: ${e.message}`;
+      continue;
+    }
+    const body = await answer.json().catch(() => null);
+    if (answer.status === 200 && body && typeof body.token === "string") {
+      return {
+        deviceId: String(body.device_id),
+        token: body.token,
+        address,
+        url: `ws://${address}/v1/stream`,
+        fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : url?.fingerprint ?? null
+      };
+    }
+    const message = body && typeof body.message === "string" ? body.message : `the gateway answered ${answer.status}`;
+    const retryAfter = answer.status === 429 ? Number(/(\d+) s/.exec(message)?.[1] ?? NaN) : NaN;
+    throw new PairingError(message, answer.status, Number.isFinite(retryAfter) ? retryAfter : null);
+  }
+  throw new PairingError(`no gateway answered (${lastFailure})`, null);
+}
+function hostPort(address) {
+  return address.trim().replace(/^[a-z]+:\/\//i, "").replace(/\/.*$/, "");
+}
+
+// src/pair.ts
+async function pairDevice(input, address) {
+  const paired = await redeemPairing(input, {
+    address: address.trim() || void 0,
+    fetch: (url, init) => fetch(url, { ...init, timeout: 10 })
+  });
+  return { url: paired.address, token: paired.token };
+}
+function pairingFailure(error) {
+  if (error instanceof PairingError) {
+    if (error.status === 403)
+      return "That code is unknown, already used or expired: make a new one on the gateway.";
+    if (error.status === 429)
+      return `Too many attempts: try again in ${error.retryAfter ?? 60} s.`;
+    return error.message;
+  }
+  return String(error);
+}
+
 // src/index.tsx
 function Page({ app }) {
   const [, redraw] = useState(0);
   const [url, setUrl] = useState(app.settings.url);
   const [token, setToken] = useState(app.settings.token);
+  const [code, setCode] = useState("");
+  const [pairing, setPairing] = useState("");
   useEffect(() => app.subscribe(() => redraw((n) => n + 1)), []);
-  const connect = () => {
-    saveSettings({ url, token });
+  const use = (settings) => {
+    saveSettings(settings);
     app.settings = loadSettings();
+    setUrl(app.settings.url);
+    setToken(app.settings.token);
     void app.start();
   };
-  const status = app.status === "live" ? "Live" : app.status === "auth_rejected" ? "Token rejected" : app.status === "connecting" ? "Connecting…" : app.status === "offline" ? "Offline, retrying" : "Enter the gateway and a device token";
-  return /* @__PURE__ */ createElement(NavigationStack, null, /* @__PURE__ */ createElement(List, { navigationTitle: "lanpush" }, /* @__PURE__ */ createElement(Section, { title: "Gateway" }, /* @__PURE__ */ createElement(TextField, { title: "URL", prompt: "ws://192.168.1.5:8765", value: url, onChanged: setUrl }), /* @__PURE__ */ createElement(TextField, { title: "Device token", prompt: "from Config/lanpush.yaml", value: token, onChanged: setToken }), /* @__PURE__ */ createElement(Button, { title: "Connect", systemImage: "bolt.horizontal", action: connect })), /* @__PURE__ */ createElement(Section, { title: "Status" }, /* @__PURE__ */ createElement(Text, null, app.detail ? `${status} (${app.detail})` : status), app.keepAlive === false ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "systemOrange" }, "Background keep-alive was refused: keep the app open") : null), /* @__PURE__ */ createElement(Section, { title: "Live Activities" }, app.activities.length === 0 ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "secondaryLabel" }, "None") : null, app.activities.map((a) => /* @__PURE__ */ createElement(Text, { key: a.tag }, `${a.attributes.title}${a.state.message ? ` · ${a.state.message}` : ""}${a.phase === "ended" ? " (ended)" : ""}`))), /* @__PURE__ */ createElement(Section, { title: app.notificationsDelivered ? "Notifications (also delivered)" : "Notifications" }, app.notifications.map((n) => /* @__PURE__ */ createElement(Text, { key: n.seq }, [n.title, n.message].filter((s) => s).join(": "))))));
+  const connect = () => use({ url, token });
+  const pair = async (input) => {
+    setPairing("Pairing…");
+    try {
+      use(await pairDevice(input, url));
+      setCode("");
+      setPairing("");
+    } catch (e) {
+      setPairing(pairingFailure(e));
+    }
+  };
+  const scan = async () => {
+    const scanned = await QRCode.scan();
+    if (scanned)
+      await pair(scanned);
+  };
+  const status = app.status === "live" ? "Live" : app.status === "auth_rejected" ? "Token rejected" : app.status === "connecting" ? "Connecting…" : app.status === "offline" ? "Offline, retrying" : "Pair this phone, or enter the gateway and a device token";
+  return /* @__PURE__ */ createElement(NavigationStack, null, /* @__PURE__ */ createElement(List, { navigationTitle: "lanpush" }, /* @__PURE__ */ createElement(Section, { title: "Pair" }, /* @__PURE__ */ createElement(Button, { title: "Scan the pairing QR code", systemImage: "qrcode.viewfinder", action: () => void scan() }), /* @__PURE__ */ createElement(TextField, { title: "Pairing URL or short code", prompt: "lanpush://… or ABCD-EFGH (with the URL below)", value: code, onChanged: setCode }), /* @__PURE__ */ createElement(Button, { title: "Pair", systemImage: "link", action: () => void pair(code) }), pairing ? /* @__PURE__ */ createElement(Text, null, pairing) : null), /* @__PURE__ */ createElement(Section, { title: "Gateway" }, /* @__PURE__ */ createElement(TextField, { title: "URL", prompt: "ws://192.168.1.5:8765", value: url, onChanged: setUrl }), /* @__PURE__ */ createElement(TextField, { title: "Device token", prompt: "set by pairing, or from lanpush device add", value: token, onChanged: setToken }), /* @__PURE__ */ createElement(Button, { title: "Connect", systemImage: "bolt.horizontal", action: connect })), /* @__PURE__ */ createElement(Section, { title: "Status" }, /* @__PURE__ */ createElement(Text, null, app.detail ? `${status} (${app.detail})` : status), app.keepAlive === false ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "systemOrange" }, "Background keep-alive was refused: keep the app open") : null), /* @__PURE__ */ createElement(Section, { title: "Live Activities" }, app.activities.length === 0 ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "secondaryLabel" }, "None") : null, app.activities.map((a) => /* @__PURE__ */ createElement(Text, { key: a.tag }, `${a.attributes.title}${a.state.message ? ` · ${a.state.message}` : ""}${a.phase === "ended" ? " (ended)" : ""}`))), /* @__PURE__ */ createElement(Section, { title: app.notificationsDelivered ? "Notifications (also delivered)" : "Notifications" }, app.notifications.map((n) => /* @__PURE__ */ createElement(Text, { key: n.seq }, [n.title, n.message].filter((s) => s).join(": "))))));
 }
 async function main() {
   if (Script.env !== "index")

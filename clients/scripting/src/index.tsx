@@ -1,28 +1,55 @@
 import { Button, List, Navigation, NavigationStack, Script, Section, Text, TextField, useEffect, useState, VirtualNode } from "scripting";
 import { App } from "./app";
-import { loadSettings, saveSettings } from "./storage";
+import { pairDevice, pairingFailure } from "./pair";
+import { loadSettings, saveSettings, Settings } from "./storage";
 
 /**
  * lanpush for the Scripting app: mirrors the Live Activities of one lanpush device into real iOS Live
- * Activities while the script runs. Settings (gateway URL, device token) live in the script's Storage.
+ * Activities while the script runs. Settings (gateway URL, device token) come from pairing or are typed, and live in
+ * the script's Storage.
  */
 function Page({ app }: { app: App }): VirtualNode {
   const [, redraw] = useState(0);
   const [url, setUrl] = useState(app.settings.url);
   const [token, setToken] = useState(app.settings.token);
+  const [code, setCode] = useState("");
+  const [pairing, setPairing] = useState("");
   useEffect(() => app.subscribe(() => redraw((n) => n + 1)), []);
-  const connect = () => {
-    saveSettings({ url, token });
+  const use = (settings: Settings) => {
+    saveSettings(settings);
     app.settings = loadSettings();
+    setUrl(app.settings.url);
+    setToken(app.settings.token);
     void app.start();
   };
-  const status = app.status === "live" ? "Live" : app.status === "auth_rejected" ? "Token rejected" : app.status === "connecting" ? "Connecting…" : app.status === "offline" ? "Offline, retrying" : "Enter the gateway and a device token";
+  const connect = () => use({ url, token });
+  const pair = async (input: string) => {
+    setPairing("Pairing…");
+    try {
+      use(await pairDevice(input, url));
+      setCode("");
+      setPairing("");
+    } catch (e) {
+      setPairing(pairingFailure(e));
+    }
+  };
+  const scan = async () => {
+    const scanned = await QRCode.scan();
+    if (scanned) await pair(scanned);
+  };
+  const status = app.status === "live" ? "Live" : app.status === "auth_rejected" ? "Token rejected" : app.status === "connecting" ? "Connecting…" : app.status === "offline" ? "Offline, retrying" : "Pair this phone, or enter the gateway and a device token";
   return (
     <NavigationStack>
       <List navigationTitle="lanpush">
+        <Section title="Pair">
+          <Button title="Scan the pairing QR code" systemImage="qrcode.viewfinder" action={() => void scan()} />
+          <TextField title="Pairing URL or short code" prompt="lanpush://… or ABCD-EFGH (with the URL below)" value={code} onChanged={setCode} />
+          <Button title="Pair" systemImage="link" action={() => void pair(code)} />
+          {pairing ? <Text>{pairing}</Text> : null}
+        </Section>
         <Section title="Gateway">
           <TextField title="URL" prompt="ws://192.168.1.5:8765" value={url} onChanged={setUrl} />
-          <TextField title="Device token" prompt="from Config/lanpush.yaml" value={token} onChanged={setToken} />
+          <TextField title="Device token" prompt="set by pairing, or from lanpush device add" value={token} onChanged={setToken} />
           <Button title="Connect" systemImage="bolt.horizontal" action={connect} />
         </Section>
         <Section title="Status">

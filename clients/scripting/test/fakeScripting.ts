@@ -315,7 +315,27 @@ function structuredJSON<T>(value: T): T {
   return JSON.parse(JSON.stringify(value));
 }
 
-// ---- Globals: Storage, BackgroundKeeper, WebSocket, createElement ----
+// ---- Network: the app's fetch over Node's ----
+
+/** Node's fetch behind the app's signature (`timeout` in seconds); every request is recorded. */
+export const fetch: typeof S.fetch = async (url, init) => {
+  record("fetch", url, init);
+  const signal = init?.timeout ? (globalThis as any).AbortSignal.timeout(init.timeout * 1000) : undefined;
+  const r = await (globalThis as any).fetch(url, { method: init?.method, headers: init?.headers, body: init?.body, signal });
+  return { status: r.status, json: () => r.json() };
+};
+
+// ---- Globals: Storage, BackgroundKeeper, QRCode, WebSocket, createElement ----
+
+/** What the next `QRCode.scan()` reads (null: the user cancelled). */
+export const scans: (string | null)[] = [];
+
+const QRCodeFake: typeof QRCode = {
+  async scan() {
+    record("QRCode.scan");
+    return scans.shift() ?? null;
+  },
+};
 
 export const storage = new Map<string, string>();
 
@@ -385,6 +405,7 @@ export function install(): void {
   g.WebSocket = ScriptingWebSocketFake;
   g.Storage = StorageFake;
   g.BackgroundKeeper = BackgroundKeeperFake;
+  g.QRCode = QRCodeFake;
   g.createElement = createElement;
   g.Fragment = Fragment;
 }
@@ -394,6 +415,7 @@ export function reset(): void {
   calls.length = 0;
   delivered.length = 0;
   storage.clear();
+  scans.length = 0;
   FakeLiveActivity.instances.length = 0;
   page = null;
 }

@@ -58,6 +58,18 @@ async function stopScript(): Promise<void> {
   await eventually(() => assert.ok(fake.calls.some((c) => c.api === "Script.exit")));
 }
 
+function button(title: string): fake.Rendered {
+  const b = ofType(fake.currentPage(), "Button").find((x) => x.props.title === title);
+  assert.ok(b, `a button "${title}"`);
+  return b;
+}
+
+function field(title: string): fake.Rendered {
+  const f = ofType(fake.currentPage(), "TextField").find((x) => x.props.title === title);
+  assert.ok(f, `a field "${title}"`);
+  return f;
+}
+
 function pageTexts(): string[] {
   return texts(fake.currentPage());
 }
@@ -267,13 +279,58 @@ describe("the Scripting script", { concurrency: false }, () => {
   test("first run: the page asks for the gateway and token, saves them, connects", async () => {
     const gw = await gateway();
     await runScript(null);
-    assert.ok(pageTexts().includes("Enter the gateway and a device token"));
+    assert.ok(pageTexts().includes("Pair this phone, or enter the gateway and a device token"));
     const fields = ofType(fake.currentPage(), "TextField");
     fields.find((f) => f.props.title === "URL")!.props.onChanged(`ws://127.0.0.1:${gw.port}`);
     fields.find((f) => f.props.title === "Device token")!.props.onChanged(gw.tokens.phone);
     ofType(fake.currentPage(), "Button").find((b) => b.props.title === "Connect")!.props.action();
     await scriptLive();
     assert.equal(JSON.parse(fake.storage.get("lanpush.token")!), gw.tokens.phone);
+    await stopScript();
+  });
+
+  test("pairing by scanning the QR code: the code is redeemed once, the phone becomes the device", async () => {
+    const gw = await gateway();
+    const made = await gw.request("POST", "/v1/pairings", { device: "iphone", name: "iPhone" });
+    assert.equal(made.status, 201);
+    await runScript(null);
+    fake.scans.push(made.body.url);
+    button("Scan the pairing QR code").props.action();
+    await scriptLive();
+    assert.ok(fake.calls.some((c) => c.api === "QRCode.scan"));
+    const redeemed = fake.calls.filter((c) => c.api === "fetch");
+    assert.equal(redeemed.length, 1);
+    assert.equal(redeemed[0].args[0], `http://127.0.0.1:${gw.port}/v1/pair`);
+    assert.equal(JSON.parse(fake.storage.get("lanpush.url")!), `127.0.0.1:${gw.port}`, "the address that answered is kept");
+    const devices = await gw.request("GET", "/v1/devices");
+    assert.ok(devices.body.devices.some((d: any) => d.id === "iphone" && d.connected), JSON.stringify(devices.body));
+    await gw.push("iphone", WASHER[0]);
+    await eventually(() => assert.equal(activity().calls[0]?.method, "start"));
+    // The same code again (scanned twice) is refused and says so; the session goes on.
+    fake.scans.push(made.body.url);
+    button("Scan the pairing QR code").props.action();
+    await eventually(() => assert.ok(pageTexts().some((t) => t.startsWith("That code is unknown, already used or expired")), pageTexts().join(" | ")));
+    assert.ok(pageTexts().includes("Live"));
+    await stopScript();
+  });
+
+  test("pairing with the short code typed beside the gateway's address; a cancelled scan does nothing", async () => {
+    const gw = await gateway();
+    const made = await gw.request("POST", "/v1/pairings", { device: "ipad" });
+    await runScript(null);
+    button("Scan the pairing QR code").props.action();  // nothing queued: the user cancelled the scanner
+    await sleep(100);
+    assert.ok(!fake.calls.some((c) => c.api === "fetch"));
+    field("URL").props.onChanged("127.0.0.1:9");  // loopback, nothing listening
+    field("Pairing URL or short code").props.onChanged("wxyz-0000");
+    button("Pair").props.action();
+    await eventually(() => assert.ok(pageTexts().some((t) => /no gateway answered|aborted|fetch failed/i.test(t)), pageTexts().join(" | ")), 15_000);
+    field("URL").props.onChanged(`127.0.0.1:${gw.port}`);
+    field("Pairing URL or short code").props.onChanged(made.body.short_code.toLowerCase());
+    button("Pair").props.action();
+    await scriptLive();
+    const devices = await gw.request("GET", "/v1/devices");
+    assert.ok(devices.body.devices.some((d: any) => d.id === "ipad" && d.connected));
     await stopScript();
   });
 

@@ -301,6 +301,7 @@ export class LanpushClient {
       while (this.inbox.length > 0) {
         const { conn, frame } = this.inbox.shift()!;
         try {
+          if (this.events.has("frame")) await this.emitAll("frame", { frame });
           await this.handle(conn, frame);
           if (!this.isObserver) await this.maybeAck(conn);
         } catch (error) {

@@ -1,4 +1,4 @@
-import type { ActivityAlert, DeviceFrame } from "./protocol.js";
+import type { ActivityAlert, DeviceFrame, ServerFrame } from "./protocol.js";
 import type { ActivityCause } from "./reducer.js";
 import type { Activity, HeldNotification } from "./state.js";
 
@@ -44,6 +44,11 @@ export interface ClientEvents {
   registered: { push_token: string };
   /** Observers: a device's sessions or registration changed. */
   device: DeviceFrame & OfDevice;
+  /**
+   * Every frame from the gateway, as received, just before the client applies it (auth and control frames too).
+   * For tools that show the wire — the live preview's event log — not for state: use the events above for that.
+   */
+  frame: { frame: ServerFrame };
   /** A gateway `error` frame, a failed handler, or a resynchronization. Informational: the client carries on. */
   error: { message: string; error?: unknown };
 }

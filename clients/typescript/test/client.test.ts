@@ -336,3 +336,21 @@ test("keepalive: a quiet link is pinged, an unanswered ping drops it", async () 
   assert.ok(h.sockets.length >= 2, "reconnected");
   await h.client.stop();
 });
+
+test("frame events: every frame as received, before the state events it causes", async () => {
+  const h = harness();
+  const seen: string[] = [];
+  h.client.on("frame", ({ frame }) => {
+    seen.push(`frame ${frame.type}`);
+  });
+  h.client.on("activity", (e) => {
+    seen.push(`activity ${e.tag}`);
+  });
+  h.client.start();
+  const s = await h.handshake();
+  s.receive(start(1, "a"));
+  s.receive({ type: "synced", seq: 1 });
+  await h.client.idle();
+  assert.deepEqual(seen, ["frame auth_required", "frame auth_ok", "frame start", "activity a", "frame synced"]);
+  await h.client.stop();
+});

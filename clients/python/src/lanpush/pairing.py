@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import ssl
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 from urllib.parse import parse_qs, urlsplit
 
+from .store import write_json_atomically
 from .tls import normalize_fingerprint, pinned_context
 
 
@@ -94,19 +94,7 @@ class Credentials:
         """Writes the credentials readable by this user only (the token is a password), replacing atomically."""
         target = Path(path).expanduser()
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=target.parent)  # mode 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.to_json(), f, indent=2)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_json_atomically(target, self.to_json(), indent=2)  # mode 0600: the token is a secret
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Credentials":

@@ -75,31 +75,37 @@ class JSONFileStore:
 
     def save(self, key: str, state: DeviceState) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        target = self.path(key)
-        fd, tmp = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(state, f, separators=(",", ":"), ensure_ascii=False)
-                if self.fsync:
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        if self.fsync:
-            # The rename itself is durable only once the directory entry is.
-            dir_fd = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        write_json_atomically(self.path(key), state, fsync=self.fsync)
 
     def clear(self, key: str) -> None:
         try:
             self.path(key).unlink()
         except FileNotFoundError:
             pass
+
+
+def write_json_atomically(target: Path, value: Any, *, fsync: bool = True, indent: Optional[int] = None) -> None:
+    """Writes `value` as JSON to a temporary file beside `target` (mode 0600, as `mkstemp` makes it) and renames it
+    over `target`, so a reader sees the old file or the new one, never half of one. With `fsync`, the data and then
+    the directory entry reach the disk before it returns."""
+    fd, tmp = tempfile.mkstemp(prefix=target.name, suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(value, f, indent=indent, separators=None if indent else (",", ":"), ensure_ascii=False)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if fsync:
+        # The rename itself is durable only once the directory entry is.
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { after, describe, test } from "node:test";
+import { LanpushClient } from "../src/client.js";
+import { PairingError, parsePairingURL, redeemPairing } from "../src/pairing.js";
+import { MemoryStore } from "../src/store.js";
+import { clientView, eventually, Gateway } from "./support/gateway.js";
+import { WASHER } from "./support/payloads.js";
+
+/** Pairing URLs as the gateway makes them, redeemed against the real lanpushd with Node's own fetch. */
+
+const gateways: Gateway[] = [];
+const clients: LanpushClient[] = [];
+
+after(async () => {
+  for (const c of clients) await c.stop();
+  for (const g of gateways) await g.dispose();
+});
+
+async function gateway(): Promise<Gateway> {
+  const gw = await new Gateway().start();
+  gateways.push(gw);
+  return gw;
+}
+
+describe("pairing URLs", () => {
+  test("the address, alternatives, code and fingerprint are read; anything else is not a pairing URL", () => {
+    assert.deepEqual(parsePairingURL("lanpush://192.168.1.5:8765/pair?code=7K3M9QX2B8D4F6HJ&fp=AB:CD:01&alt=10.0.0.2:8765&alt=[fe80::1]:8765"), {
+      addresses: ["192.168.1.5:8765", "10.0.0.2:8765", "[fe80::1]:8765"],
+      code: "7K3M9QX2B8D4F6HJ",
+      fingerprint: "abcd01",
+    });
+    assert.equal(parsePairingURL(" LANPUSH://h:1/pair?code=X ")?.fingerprint, null);
+    assert.equal(parsePairingURL("lanpush://h:1/pair"), null, "no code");
+    assert.equal(parsePairingURL("https://h:1/pair?code=X"), null);
+    assert.equal(parsePairingURL("ABCD-EFGH"), null);
+  });
+
+  test("a short code needs an address; an empty input is refused before anything is sent", async () => {
+    const never = async () => assert.fail("nothing may be sent");
+    await assert.rejects(redeemPairing("ABCD-EFGH", { fetch: never }), /needs the gateway's address/);
+    await assert.rejects(redeemPairing("  ", { fetch: never, address: "h:1" }), /no pairing code/);
+  });
+});
+
+describe("pairing against lanpushd", { concurrency: false }, () => {
+  test("the URL redeems once, its token goes live, the state converges", async () => {
+    const gw = await gateway();
+    const made = await gw.request("POST", "/v1/pairings", { device: "hall", name: "Hall" });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    // An unreachable alternative first: the pairing goes on to the next address.
+    const url = made.body.url.replace(/^lanpush:\/\/[^/]+/, "lanpush://127.0.0.1:9") + `&alt=127.0.0.1:${gw.port}`;
+    const paired = await redeemPairing(url, { fetch });
+    assert.equal(paired.deviceId, "hall");
+    assert.equal(paired.address, `127.0.0.1:${gw.port}`);
+    assert.equal(paired.url, gw.url);
+    assert.equal(paired.fingerprint, null, "no TLS here");
+
+    const again = await redeemPairing(url, { fetch }).catch((e) => e);
+    assert.ok(again instanceof PairingError && again.status === 403, String(again));
+
+    const c = new LanpushClient({ url: paired.url, token: paired.token, store: new MemoryStore() });
+    clients.push(c);
+    c.start();
+    await eventually(() => assert.equal(c.status, "live"));
+    for (const step of WASHER.slice(0, 2)) await gw.push("hall", step);
+    const want = await gw.activities("hall");
+    await eventually(() => assert.deepEqual(clientView(c.state.activities.washer_cycle), clientView(want.washer_cycle)));
+  });
+
+  test("the short code redeems at a given address, in any case and with the hyphen", async () => {
+    const gw = await gateway();
+    const made = await gw.request("POST", "/v1/pairings", { device: "kitchen" });
+    const paired = await redeemPairing(made.body.short_code.toLowerCase(), { fetch, address: `http://127.0.0.1:${gw.port}/` });
+    assert.equal(paired.deviceId, "kitchen");
+    assert.equal(paired.url, gw.url);
+  });
+
+  test("a wrong code is refused with the gateway's reason; past the limit the answer says when to retry", async () => {
+    const gw = await gateway();
+    const wrong = await redeemPairing("ZZZZ-ZZZZ", { fetch, address: `127.0.0.1:${gw.port}` }).catch((e) => e);
+    assert.ok(wrong instanceof PairingError && wrong.status === 403 && /unknown/.test(wrong.message), String(wrong));
+    let last: PairingError | null = null;
+    for (let i = 0; i < 12 && last?.status !== 429; i++) {
+      last = await redeemPairing("ZZZZ-ZZZZ", { fetch, address: `127.0.0.1:${gw.port}` }).catch((e) => e);
+    }
+    assert.equal(last?.status, 429, String(last));
+    assert.ok(last!.retryAfter !== null && last!.retryAfter > 0, String(last?.retryAfter));
+  });
+
+  test("no gateway at any address: the error names the addresses tried", async () => {
+    const e = await redeemPairing("lanpush://127.0.0.1:9/pair?code=X&alt=127.0.0.1:10", { fetch }).catch((err) => err);
+    assert.ok(e instanceof PairingError && e.status === null && /127\.0\.0\.1:10/.test(e.message), String(e));
+  });
+});
