@@ -98,6 +98,20 @@ import Testing
         #expect(stream.wantsInput)
     }
 
+    /// Answers wait in the gateway until read; one quoting a large wrong string must not keep a copy of it.
+    @Test func aRejectionQuotingALargeInputIsCut() {
+        var stream = PublisherStream()
+        let type = String(repeating: "é", count: 20_000)
+        _ = stream.receive(Self.frame(["type": .string(type)]))
+        guard case .rejected(1, nil, let error)? = stream.nextReply() else {
+            Issue.record("not rejected")
+            return
+        }
+        #expect(error.field == "type" && error.rule == "value")
+        #expect(error.message.utf8.count <= PublisherStream.maxMessageBytes)
+        #expect(error.message.hasPrefix("type: a publisher sends \"push\" or \"ping\" (got \"éé") && error.message.hasSuffix("é…"))
+    }
+
     @Test func anAcceptedFrameIsWhatItsJSONSays() throws {
         let reply = PublisherReply.accepted(through: 12_345)
         #expect(try JSONValue.parse(reply.serializedBytes()) == reply.json)

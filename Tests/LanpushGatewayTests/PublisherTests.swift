@@ -78,6 +78,36 @@ import Testing
         #expect(gw.device("phone")?["seq"] == 2, "only the two valid items took a seq")
     }
 
+    /// Every kind of wrong frame between valid ones: each is rejected as its own item, the valid ones are applied in
+    /// order and the session stays open.
+    @Test func wrongFramesBetweenValidOnesLoseNothing() throws {
+        let gw = try TestGateway()
+        let phone = gw.connect("phone")
+        let p = gw.publisher()
+        let wrong: [String] = [
+            "", "null", "[]", "\"push\"", #"{"type":"push","targets":{"a":1},"message":"x"}"#,
+            #"{"type":"push","targets":["phone"],"message":"x","data":{"tag":"washer","live_update":true,"progress":"#
+                + String(repeating: "[", count: 10_000) + "}}",
+            #"{"type":"push","id":1e300,"message":"x"}"#, #"{"type":"push","targets":["phone"],"data":[]}"#,
+            #"{"type":"\#(String(repeating: "x", count: 60_000))"}"#, "{\"type\":\"push\",\"message\":\"\u{FFFF}\"",
+        ]
+        var valid = 0
+        for text in wrong {
+            p.push(Self.update("washer", "m\(valid)"))
+            valid += 1
+            p.send(text: text)
+        }
+        p.push(Self.update("washer", "last"))
+        let rejected = p.frames("rejected")
+        #expect(rejected.map(\.["item"]) == (0..<wrong.count).map { .number(Double(2 * $0 + 2)) })
+        #expect(rejected.allSatisfy { ($0["message"]?.stringValue?.utf8.count ?? 0) <= PublisherStream.maxMessageBytes })
+        #expect(p.frames.last == .object(["type": "accepted", "through": .number(Double(2 * wrong.count + 1))]))
+        #expect(p.closeCode == nil)
+        phone.read()
+        #expect(phone.state("washer")?["message"] == "last")
+        #expect(gw.device("phone")?["seq"] == .number(Double(valid + 1)), "every valid item and only those took a seq")
+    }
+
     @Test func unknownTargetsBesideKnownOnesAreAWarning() throws {
         let gw = try TestGateway()
         let p = gw.publisher()

@@ -44,19 +44,37 @@ public struct PublisherStream: Sendable {
             return .item(number: items, id: id, body: body)
         case .failure(let refusal):
             items += 1
-            replies.append(.rejected(item: items, id: refusal.id, refusal.error))
+            reject(items, id: refusal.id, refusal.error)
             return .none
         }
     }
 
     /// Item `item` changed nothing.
     public mutating func reject(_ item: UInt64, id: JSONValue?, _ error: FieldError) {
+        let error = FieldError(field: error.field, rule: error.rule, message: Self.bounded(error.message))
         replies.append(.rejected(item: item, id: id, error))
     }
 
     /// Item `item` was applied with a caveat.
     public mutating func warn(_ item: UInt64, id: JSONValue?, _ warning: FieldWarning) {
+        var warning = warning
+        warning.message = Self.bounded(warning.message)
         replies.append(.warning(item: item, id: id, warning))
+    }
+
+    /// Longest message of a rejection or warning, in UTF-8 bytes. Messages quote what was sent (a wrong string, an
+    /// unknown `type`), and a window of answers waits in the gateway until the publisher reads them: unbounded, a
+    /// publisher of large wrong frames would make it hold a window of copies.
+    public static let maxMessageBytes = 512
+
+    static func bounded(_ message: String) -> String {
+        guard message.utf8.count > maxMessageBytes else { return message }
+        var cut = ""
+        for c in message {
+            if cut.utf8.count + c.utf8.count > maxMessageBytes - 3 { break }
+            cut.append(c)
+        }
+        return cut + "…"
     }
 
     /// A commit that covers every item up to `through` completed (in memory: the turn ended).
