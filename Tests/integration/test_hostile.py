@@ -443,5 +443,8 @@ def test_hostile_input_never_crashes_and_never_starves_a_good_client(gateway):
     assert not good.failures, good.failures[:10]
     assert len(good.latencies) >= 50, "the good client got too few updates through"
     assert lat_p99 < 0.5 and lat_max < 2.0, (lat_p50, lat_p99, lat_max)
-    assert rss_end <= rss_start * 1.10, f"RSS grew from {rss_start} to {rss_end} KiB"
+    # Under AddressSanitizer (scripts/test-long daemon-asan) freed memory waits in ASan's quarantine (256 MB by
+    # default) before reuse: RSS says nothing about leaks there, LeakSanitizer does.
+    if "ASAN_OPTIONS" not in os.environ:
+        assert rss_end <= rss_start * 1.10, f"RSS grew from {rss_start} to {rss_end} KiB"
     assert fds_end <= fds_start + 2, f"fds grew from {fds_start} to {fds_end}"
