@@ -77,9 +77,12 @@ package final class GatewayCore {
             limit: config.limits.authFailures, window: config.limits.authWindow, globalLimit: config.limits.pairingFailures,
             metrics: metrics, logger: logger)
         self.throttle = throttle
+        let publishers = PublisherIngest(
+            ingest: ingest, journal: journal, sessions: sessions, metrics: metrics, logger: logger, clock: clock,
+            allDevices: { directory.sorted.map(\.id) })
         sessionProtocol = SessionProtocol(
             config: config, directory: directory, sessions: sessions, journal: journal, relay: relay, report: report,
-            throttle: throttle, events: events, metrics: metrics, logger: logger, clock: clock)
+            publishers: publishers, throttle: throttle, events: events, metrics: metrics, logger: logger, clock: clock)
         housekeeping = Housekeeping(
             config: config.session, directory: directory, sessions: sessions, journal: journal, relay: relay, ingest: ingest,
             clock: clock)

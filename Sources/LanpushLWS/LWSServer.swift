@@ -118,8 +118,9 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         vinfo.mounts = nil  // every request reaches the protocol callback
         vinfo.vhost_name = memory.string("lanpush")
         vinfo.user = me
-        vinfo.retry_and_idle_policy = memory.retryPolicy(
-            pingSeconds: options.pingInterval, hangupSeconds: options.pingInterval + options.pingTimeout)
+        // No lws validity timers: WebSocketSessions pings and hangs up itself (KeepaliveWheel.swift). Without a policy
+        // of its own the vhost would take the context's default (a ping every 300 s), a timer per connection again.
+        vinfo.retry_and_idle_policy = memory.retryPolicy(pingSeconds: 0, hangupSeconds: 0)
         vinfo.keepalive_timeout = Int32(options.keepAliveTimeout)
         vinfo.timeout_secs = 20
         // lws arms this whenever a connection takes a header table (at accept, and when a keep-alive connection

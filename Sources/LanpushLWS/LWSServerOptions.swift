@@ -7,10 +7,11 @@ public struct LWSServerOptions: Sendable {
     public var host: String
     /// TCP port; `0` asks the kernel for an ephemeral port (read it back from ``LWSServer/port``).
     public var port: Int
-    /// Seconds without a PONG before the server sends a WebSocket PING (lws validity policy).
+    /// Seconds without a PONG before the server sends a WebSocket PING (the adapter's own keepalive,
+    /// `KeepaliveWheel`, not lws's per-connection validity timers).
     public var pingInterval: Int
     /// Seconds after the ping time without a PONG before the connection is hung up. A silent peer is
-    /// closed `pingInterval + pingTimeout` seconds (plus at most ~1 s of timer slack) after its last PONG
+    /// closed `pingInterval + pingTimeout` seconds (plus at most ~0.5 s of timer slack) after its last PONG
     /// (or after the handshake).
     public var pingTimeout: Int
     /// Largest accepted HTTP request body and largest reassembled WebSocket message, in bytes.

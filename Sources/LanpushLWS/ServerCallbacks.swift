@@ -84,6 +84,11 @@ extension LWSServer {
             guard let wsi, let user else { return 0 }
             return sessions.writable(user, wsi)
 
+        case LWS_CALLBACK_RECEIVE_PONG:
+            guard let user else { return 0 }
+            sessions.pong(user)
+            return 0
+
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             guard let user else { return 0 }
             return sessions.peerClosed(user, inp, len)

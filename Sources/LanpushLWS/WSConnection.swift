@@ -95,6 +95,15 @@ public final class WSConnection {
         return writer.send(wsi, bytes, binary: binary, through: server.out)
     }
 
+    /// Stops (`true`) or resumes reading the peer's frames (lws rx flow control): while paused, what the peer sends
+    /// waits in lws's buffer and the kernel's, and TCP slows the peer down. Frames already read but not yet delivered
+    /// are delivered after the resume, in order.
+    public func pauseInput(_ paused: Bool) {
+        loopThread.assertCurrent()
+        guard let wsi, !writer.closing else { return }
+        lws_rx_flow_control(wsi, paused ? 0 : 1)
+    }
+
     /// Closes with a close frame carrying `code` and `reason` (at most 123 bytes of UTF-8). The frame goes
     /// out from the next writable (or receive) callback of this connection; the server then waits (at most
     /// ``LWSServerOptions/closeHandshakeTimeout``) for the peer's close frame, dropping whatever the peer still

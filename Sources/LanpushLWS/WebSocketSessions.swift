@@ -21,12 +21,16 @@ final class WebSocketSessions {
     /// Connections that asked to write during the current loop turn.
     private var wantWritable: [WSConnection] = []
     private var flushing = false
+    /// Pings and hang-ups of silent peers (instead of lws's per-connection validity timers).
+    private var keepalive: KeepaliveWheel
+    private var keepaliveTimer: LWSTimer?
 
     init(server: LWSServer, capture: RequestCapture, writer: HTTPResponseWriter) {
         self.server = server
         self.options = server.options
         self.capture = capture
         self.writer = writer
+        keepalive = KeepaliveWheel(interval: Double(options.pingInterval), timeout: Double(options.pingTimeout))
     }
 
     var isEmpty: Bool { connections.isEmpty }
@@ -100,6 +104,8 @@ final class WebSocketSessions {
                 lowercasedHeaders: capture.headers(wsi), body: [], remoteAddress: capture.peerAddress(wsi))
         let conn = WSConnection(id: id, server: server, wsi: wsi, peerAddress: request.remoteAddress)
         connections[id] = conn
+        keepalive.confirmed(id, now: loopSeconds())
+        scheduleKeepalive()
         if server.isStopping {
             conn.close(code: 1001, reason: "shutdown")
             return 0
@@ -140,10 +146,18 @@ final class WebSocketSessions {
         return 0  // lws echoes the close frame, then closes
     }
 
+    /// `LWS_CALLBACK_RECEIVE_PONG`: the peer is alive; its next PING is a full interval away.
+    func pong(_ user: UnsafeMutableRawPointer) {
+        let id = sessionID(user)
+        guard connections[id] != nil else { return }
+        keepalive.confirmed(id, now: loopSeconds())
+    }
+
     /// `LWS_CALLBACK_CLOSED`.
     func closed(_ user: UnsafeMutableRawPointer) {
         let id = sessionID(user)
         guard id != 0, let conn = connections.removeValue(forKey: id) else { return }
+        keepalive.remove(id)
         conn.wsi = nil
         conn.writer.abandon()
         server.delegate?.wsClosed(conn)
@@ -204,6 +218,32 @@ final class WebSocketSessions {
         }
     }
 
+    // MARK: - Keepalive
+
+    private func scheduleKeepalive() {
+        guard keepaliveTimer == nil, !keepalive.isEmpty, !server.isTearingDown else { return }
+        keepaliveTimer = server.schedule(after: KeepaliveWheel.tick) { [unowned(unsafe) self] in
+            self.keepaliveTimer = nil
+            self.sweepKeepalive()
+        }
+    }
+
+    /// PINGs to peers silent for `pingInterval`; peers that did not answer one within `pingTimeout` are dropped
+    /// (no close frame: they are not listening), as lws's validity policy did.
+    private func sweepKeepalive() {
+        for (id, step) in keepalive.sweep(now: loopSeconds()) {
+            guard let conn = connections[id], let wsi = conn.wsi else { continue }
+            switch step {
+            case .ping:
+                if conn.writer.closing { continue }  // the close handshake has its own timeout
+                if !conn.writer.ping(wsi, through: server.out) { lws_callback_on_writable(wsi) }
+            case .hangUp:
+                lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            }
+        }
+        scheduleKeepalive()
+    }
+
     private func writeClose(_ conn: WSConnection, _ wsi: OpaquePointer) -> Int32 {
         conn.writer.writeClose(wsi, through: server.out, timeout: options.closeHandshakeTimeout)
         return 0
@@ -221,8 +261,15 @@ final class WebSocketSessions {
     }
 
     func removeAll() {
+        keepaliveTimer?.cancel()
+        keepaliveTimer = nil
         connections.removeAll()
         wantWritable.removeAll()
         pendingUpgrades.removeAll()
     }
+}
+
+/// The loop's clock in seconds (lws's, which its timers use too).
+func loopSeconds() -> Double {
+    Double(lws_now_usecs()) / 1_000_000
 }

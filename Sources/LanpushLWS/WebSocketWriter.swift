@@ -43,6 +43,19 @@ struct WebSocketWriter {
         return false
     }
 
+    /// A PING, written whenever the keepalive is due (lws buffers it behind unsent data, if any). Its payload is not
+    /// empty: lws 4.1 reports only a PONG that carries one (`LWS_CALLBACK_RECEIVE_PONG`), and a PONG echoes the PING's.
+    /// `false` on a write error (the connection then closes from its writable callback).
+    mutating func ping(_ wsi: OpaquePointer, through out: WriteBuffer) -> Bool {
+        guard !failed, !closing else { return true }
+        let payload: StaticString = "lanpush"
+        let p = out.payload(payload.utf8CodeUnitCount)
+        p.update(from: payload.utf8Start, count: payload.utf8CodeUnitCount)
+        if lws_write(wsi, p, payload.utf8CodeUnitCount, LWS_WRITE_PING) >= 0 { return true }
+        failed = true
+        return false
+    }
+
     /// Records a close with `code` and `reason` (cut to the 123 bytes a close frame carries). `false` when a close
     /// was already asked for.
     mutating func requestClose(code: UInt16, reason: String) -> Bool {

@@ -13,6 +13,8 @@ public final class RecordingTransport: SessionTransport {
     public var choked = false
     /// The socket takes this many more frames, then is choked (a kernel buffer that fills mid-flush).
     public var chokeAfter: Int?
+    /// The gateway stopped reading this socket (flow control): a real client's frames would wait in TCP.
+    public private(set) var inputPaused = false
     /// The gateway asked to write since the last flush.
     public private(set) var wantsWrite = false
     public let peer: String
@@ -34,6 +36,8 @@ public final class RecordingTransport: SessionTransport {
     }
 
     public var isChoked: Bool { choked }
+
+    public func pauseInput(_ paused: Bool) { inputPaused = paused }
 
     public func close(code: UInt16, reason: String) {
         if closed == nil { closed = (code, reason) }

@@ -27,6 +27,12 @@ public final class TestGateway {
     /// Requests answered only when the test says so (`answerRelay()`), when set.
     public var holdRelayAnswers = false
     private var heldAnswers: [(RelayItem, (Int?, JSONValue?) -> Void)] = []
+    /// With the store on: commits are written at once but reported complete only when the test says so
+    /// (`completeCommits()`), as a slow disk would (what waits for a commit — HTTP answers, accepts — waits).
+    public var holdCommits = false
+    private var heldCommits: [((Bool) -> Void, Bool)] = []
+    /// With the store on: the next commits fail (the store refuses the write).
+    public var failCommits = false
 
     public static let relayOK: JSONValue = [
         "messageId": "m", "target": "t",
@@ -89,12 +95,12 @@ public final class TestGateway {
             // Synchronous: the test sees exactly what a commit wrote, in the order the gateway submitted it.
             persist = { [unowned self] ops, then in
                 self.commits.append(ops)
-                do {
-                    try store.write(ops)
-                    then?(true)
-                } catch {
-                    then?(false)
+                var ok = !self.failCommits
+                if ok {
+                    do { try store.write(ops) } catch { ok = false }
                 }
+                guard let then else { return }
+                if self.holdCommits { self.heldCommits.append((then, ok)) } else { then(ok) }
             }
         }
         core = GatewayCore(config: config, clock: clock.reading, logger: Self.quietLogger, stored: stored, persist: persist)
@@ -128,6 +134,17 @@ public final class TestGateway {
         guard let store else { preconditionFailure("storedState needs store: true") }
         return try store.load()
     }
+
+    /// Reports the held commits complete (`holdCommits`), oldest first, as the store writer's completions would.
+    public func completeCommits() {
+        let held = heldCommits
+        heldCommits.removeAll()
+        for (then, ok) in held { then(ok) }
+        turn()
+    }
+
+    /// Commits written but not yet reported complete (`holdCommits`).
+    public var pendingCommits: Int { heldCommits.count }
 
     /// Answers the held relay requests (with `relayAnswer`).
     public func answerRelay() {
@@ -215,6 +232,13 @@ public final class TestGateway {
         if let device { auth["device"] = .string(device) }
         s.send(.object(auth))
         s.send(["type": "subscribe"])
+        return s
+    }
+
+    /// A publisher session (admin token unless `token` says otherwise), authenticated: its frames are `push` items.
+    public func publisher(token: String = TestGateway.adminToken) -> TestSession {
+        let s = open()
+        s.send(["type": "auth", "token": .string(token), "role": "publisher"])
         return s
     }
 

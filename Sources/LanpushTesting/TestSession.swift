@@ -35,6 +35,14 @@ public final class TestSession {
         gateway.receive(sessionId: id, frame.serializedBytes())
     }
 
+    /// A publisher's `push` frame: `body` as `POST /v1/push` takes it, with `id` when given.
+    public func push(_ body: JSONValue, id: JSONValue? = nil) {
+        guard case .object(var o) = body else { preconditionFailure("a push body is an object") }
+        o["type"] = "push"
+        if let id { o["id"] = id }
+        send(.object(o))
+    }
+
     public func send(text: String) {
         gateway.receive(sessionId: id, Array(text.utf8))
     }

@@ -11,8 +11,9 @@ import Glibc
 enum SessionKind {
     /// A lanpush.v1 device session: auth with the device token, subscribe, ack every event frame.
     case lanpush(token: String)
-    /// MQTT 3.1.1 over WebSocket (subprotocol `mqtt`): CONNECT, SUBSCRIBE to `filters`, receive PUBLISH QoS 0.
-    case mqtt(clientId: String, filters: [String])
+    /// MQTT 3.1.1 over WebSocket (subprotocol `mqtt`): CONNECT, SUBSCRIBE to `filters` at `qos`, receive PUBLISH
+    /// (a QoS 1 one answered with PUBACK at once, as lanpush's sessions ack every frame).
+    case mqtt(clientId: String, filters: [String], qos: UInt8 = 0)
 }
 
 /// One client connection's state. Loop thread only.
@@ -294,9 +295,9 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
             // Pipelined: auth then subscribe (the server handles them in order).
             queue(s, Array("{\"token\":\"\(token)\",\"type\":\"auth\"}".utf8))
             queue(s, Array("{\"type\":\"subscribe\"}".utf8))
-        case .mqtt(let clientId, let filters):
+        case .mqtt(let clientId, let filters, let qos):
             queue(s, MQTT.connect(clientId: clientId, keepAlive: 60))
-            queue(s, MQTT.subscribe(packetId: 1, filters: filters))
+            queue(s, MQTT.subscribe(packetId: 1, filters: filters, qos: qos))
         }
     }
 
@@ -334,14 +335,14 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
         stats.bytesIn += b
         if inWindow(now) { stats.bytesInWindow += b }
         bytes.withUnsafeBytes { raw in
-            s.mqttDecoder.feed(raw) { type, _, body in
+            s.mqttDecoder.feed(raw) { type, flags, body in
                 switch type {
                 case MQTT.publish:
                     if s.ready, slowInterval != nil {
                         countFrame(now)
                         s.backlog.append(Array(body))
                     } else {
-                        mqttPublish(s, body, now: now, fromBacklog: false)
+                        mqttPublish(s, body, flags: flags, now: now, fromBacklog: false)
                     }
                 case MQTT.suback:
                     becameReady(s)
@@ -494,9 +495,10 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
         }
     }
 
-    private func mqttPublish(_ s: ClientSession, _ body: UnsafeRawBufferPointer, now: UInt64, fromBacklog: Bool) {
+    private func mqttPublish(_ s: ClientSession, _ body: UnsafeRawBufferPointer, flags: UInt8 = 0, now: UInt64, fromBacklog: Bool) {
         if !fromBacklog { countFrame(now) }
-        guard let (topic, payload) = MQTT.publishParts(body) else { return }
+        guard let (topic, packetId, payload) = MQTT.publishParts(body, flags: flags) else { return }
+        if let packetId { queue(s, MQTT.puback(packetId)) }
         if trackState || recordFrames {
             let t = String(decoding: topic, as: UTF8.self)
             s.states[t] = (try? JSONValue.parse(payload)) ?? .null

@@ -339,10 +339,17 @@ final class MQTTPublisher {
 
     func close() { _ = Glibc.close(fd) }
 
+    /// Reads and drops what mosquitto sent (QoS 1 PUBACKs), without blocking.
+    private func dropInput() {
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        while chunk.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }) > 0 {}
+    }
+
     /// Publishes update `n` (topic and payload from `make`) at a fixed rate or as fast as the socket takes,
     /// in batches of `batch` packets per write in max mode.
+    /// `qos` 1: not retained, each PUBLISH with a packet id; mosquitto's PUBACKs are read and dropped.
     func run(mode: PublishMode, start: UInt64, duration: Double, window: (UInt64, UInt64), limit: Int? = nil,
-             firstIndex: Int = 0, batch: Int = 32,
+             firstIndex: Int = 0, batch: Int = 32, qos: UInt8 = 0,
              make: (_ n: Int, _ stamp: UInt64, _ topic: inout [UInt8], _ payload: inout [UInt8]) -> Void) -> PublishResult {
         var result = PublishResult()
         result.startNanos = start
@@ -357,7 +364,8 @@ final class MQTTPublisher {
             topic.removeAll(keepingCapacity: true)
             payload.removeAll(keepingCapacity: true)
             make(n, now, &topic, &payload)
-            payload.withUnsafeBytes { MQTT.publish(topic: topic, payload: $0, retain: true, into: &out) }
+            let id = UInt16(truncatingIfNeeded: n % 65535 + 1)
+            payload.withUnsafeBytes { MQTT.publish(topic: topic, payload: $0, retain: qos == 0, qos: qos, packetId: id, into: &out) }
             n += 1
             result.sent += 1
             if now >= window.0 && now < window.1 { result.sentInWindow += 1 }
@@ -390,6 +398,7 @@ final class MQTTPublisher {
                     due += interval
                 }
                 do { try out.withUnsafeBytes { try Sys.writeAll(fd, $0) } } catch { break }
+                if qos > 0 { dropInput() }
             }
         }
         result.answered = result.sent

@@ -1,5 +1,5 @@
 /// A minimal MQTT 3.1.1 codec: what the benchmark's subscribers and publisher need (CONNECT, SUBSCRIBE,
-/// PUBLISH QoS 0, PINGREQ; CONNACK, SUBACK, PUBLISH, PINGRESP in).
+/// PUBLISH QoS 0 and 1, PUBACK, PINGREQ; CONNACK, SUBACK, PUBLISH, PUBACK, PINGRESP in).
 enum MQTT {
     static let connack: UInt8 = 2
     static let publish: UInt8 = 3
@@ -36,25 +36,39 @@ enum MQTT {
         return out + body
     }
 
-    static func subscribe(packetId: UInt16, filters: [String]) -> [UInt8] {
+    static func subscribe(packetId: UInt16, filters: [String], qos: UInt8 = 0) -> [UInt8] {
         var body: [UInt8] = [UInt8(packetId >> 8), UInt8(packetId & 0xFF)]
         for f in filters {
             string(f, into: &body)
-            body.append(0)  // QoS 0
+            body.append(qos)
         }
         var out: [UInt8] = [0x82]
         remainingLength(body.count, into: &out)
         return out + body
     }
 
-    /// PUBLISH QoS 0, optionally retained.
-    static func publish(topic: [UInt8], payload: UnsafeRawBufferPointer, retain: Bool, into out: inout [UInt8]) {
-        out.append(retain ? 0x31 : 0x30)
-        remainingLength(2 + topic.count + payload.count, into: &out)
+    /// PUBLISH QoS 0 (or 1, with `packetId`), optionally retained.
+    static func publish(
+        topic: [UInt8], payload: UnsafeRawBufferPointer, retain: Bool, qos: UInt8 = 0, packetId: UInt16 = 0,
+        into out: inout [UInt8]
+    ) {
+        out.append(0x30 | (qos << 1) | (retain ? 1 : 0))
+        remainingLength(2 + topic.count + (qos > 0 ? 2 : 0) + payload.count, into: &out)
         out.append(UInt8(topic.count >> 8))
         out.append(UInt8(topic.count & 0xFF))
         out.append(contentsOf: topic)
+        if qos > 0 {
+            out.append(UInt8(packetId >> 8))
+            out.append(UInt8(packetId & 0xFF))
+        }
         out.append(contentsOf: payload)
+    }
+
+    static let puback: UInt8 = 4
+
+    /// PUBACK for a QoS 1 PUBLISH.
+    static func puback(_ packetId: UInt16) -> [UInt8] {
+        [0x40, 0x02, UInt8(packetId >> 8), UInt8(packetId & 0xFF)]
     }
 
     static let pingreq: [UInt8] = [0xC0, 0x00]
@@ -101,12 +115,17 @@ enum MQTT {
         }
     }
 
-    /// The topic and payload of a QoS 0 PUBLISH body.
-    static func publishParts(_ body: UnsafeRawBufferPointer) -> (topic: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer)? {
+    /// The topic, packet id (QoS > 0: from the fixed header's `flags`) and payload of a PUBLISH body.
+    static func publishParts(_ body: UnsafeRawBufferPointer, flags: UInt8 = 0)
+        -> (topic: UnsafeRawBufferPointer, packetId: UInt16?, payload: UnsafeRawBufferPointer)?
+    {
         guard body.count >= 2 else { return nil }
         let tl = Int(body[0]) << 8 | Int(body[1])
-        guard 2 + tl <= body.count else { return nil }
-        return (UnsafeRawBufferPointer(rebasing: body[2..<(2 + tl)]), UnsafeRawBufferPointer(rebasing: body[(2 + tl)...]))
+        let qos = (flags >> 1) & 3
+        let idBytes = qos > 0 ? 2 : 0
+        guard 2 + tl + idBytes <= body.count else { return nil }
+        let id = qos > 0 ? UInt16(body[2 + tl]) << 8 | UInt16(body[3 + tl]) : nil
+        return (UnsafeRawBufferPointer(rebasing: body[2..<(2 + tl)]), id, UnsafeRawBufferPointer(rebasing: body[(2 + tl + idBytes)...]))
     }
 
     /// Bytes of the fixed header for a packet body of `n` bytes.

@@ -66,7 +66,8 @@ struct Environment {
 }
 
 enum ScenarioID: String, CaseIterable, Sendable {
-    case latency, fast1 = "fast-1", fast100 = "fast-100", fast100each = "fast-100-each", fanout, bytes, slow, ingest
+    case latency, fast1 = "fast-1", fast1stream = "fast-1-stream", fast100 = "fast-100", fast100each = "fast-100-each", fanout,
+        notify, bytes, slow, ingest
     /// Not in the default set (it takes minutes): Benchmarks/soak.sh.
     case soak
 
@@ -74,6 +75,8 @@ enum ScenarioID: String, CaseIterable, Sendable {
         switch self {
         case .latency: return "Latency: N device sessions, fixed rate, each update to one device, T tags"
         case .fast1: return "1 session, as fast as possible"
+        case .fast1stream: return "1 session, as fast as possible, lanpush's publisher stream (MQTT: the same PUBLISH stream)"
+        case .notify: return "100 sessions, 1,000 plain notifications/s, each to one device: CPU per update"
         case .fast100: return "100 sessions, as fast as possible, every update to all 100 (topic fan-out)"
         case .fast100each: return "100 sessions, as fast as possible, each update to one session"
         case .fanout: return "10,000 sessions: idle memory, then 1 update fanned out to all"
@@ -103,6 +106,8 @@ struct LanpushUpdate {
     var tag: Int
     var progress: Int
     var stamp: UInt64
+    /// A plain notification (`{"targets","title","message":"@STAMP","data":{}}`) instead of a live update.
+    var plain = false
 
     func write(into out: inout [UInt8]) {
         out.append(contentsOf: #"{"targets":"#.utf8)
@@ -115,6 +120,10 @@ struct LanpushUpdate {
         }
         out.append(contentsOf: #","title":"Bench","message":"@"#.utf8)
         appendDecimal(stamp, to: &out)
+        if plain {
+            out.append(contentsOf: #"","data":{}}"#.utf8)
+            return
+        }
         out.append(contentsOf: #"","data":{"tag":"t"#.utf8)
         appendDecimal(UInt64(tag), to: &out)
         out.append(contentsOf: #"","live_update":true,"progress":"#.utf8)
@@ -130,6 +139,14 @@ struct LanpushUpdate {
             topic.append(contentsOf: "/t".utf8)
         } else {
             topic.append(contentsOf: "all/t".utf8)
+        }
+        if plain {
+            topic.removeLast()
+            topic.append(contentsOf: "notify".utf8)
+            payload.append(contentsOf: #"{"message":"@"#.utf8)
+            appendDecimal(stamp, to: &payload)
+            payload.append(contentsOf: #"","title":"Bench"}"#.utf8)
+            return
         }
         appendDecimal(UInt64(tag), to: &topic)
         payload.append(contentsOf: #"{"message":"@"#.utf8)
@@ -153,6 +170,8 @@ final class ScenarioRunner {
         switch id {
         case .latency: return try latency(kind)
         case .fast1: return try fast(kind, sessions: 1, allTargets: false, key: "fast1")
+        case .fast1stream: return try fast(kind, sessions: 1, allTargets: false, key: "fast1stream", stream: true)
+        case .notify: return try notify(kind)
         case .fast100: return try fast(kind, sessions: scale.manySessions, allTargets: true, key: "fast100")
         case .fast100each: return try fast(kind, sessions: scale.manySessions, allTargets: false, key: "fast100each")
         case .fanout: return try fanout(kind)
@@ -175,7 +194,7 @@ final class ScenarioRunner {
     /// Starts the server (with `devices` devices for lanpush) and opens `sessions` sessions: session i is device
     /// `di` (lanpush) or subscribes `b/di/#` plus `filters` (MQTT).
     func setUp(_ kind: ServerKind, devices: Int, sessions: Int, extraFilters: [String] = [],
-                       window: Int = 32, capacity: Int? = nil) throws -> Setup {
+               window: Int = 32, capacity: Int? = nil, qos: UInt8 = 0) throws -> Setup {
         let server: BenchServer
         switch kind {
         case .lanpush, .lanpushMemory:
@@ -199,7 +218,7 @@ final class ScenarioRunner {
             url = "ws://127.0.0.1:\(l.port)/v1/stream"
             proto = "lanpush.v1"
         } else {
-            kinds = (0..<sessions).map { .mqtt(clientId: "bench-\($0)", filters: ["b/d\($0)/#"] + extraFilters) }
+            kinds = (0..<sessions).map { .mqtt(clientId: "bench-\($0)", filters: ["b/d\($0)/#"] + extraFilters, qos: qos) }
             url = "ws://127.0.0.1:\(server.wsPort)/mqtt"
             proto = "mqtt"
         }
@@ -244,9 +263,16 @@ final class ScenarioRunner {
     /// Publishes through the server's ingest: HTTP `/v1/push` for lanpush, MQTT PUBLISH for mosquitto.
     @discardableResult
     func publish(_ s: Setup, mode: PublishMode, start: UInt64? = nil, duration: Double, window: (UInt64, UInt64),
-                         limit: Int? = nil, connections: Int, firstIndex: Int = 0,
-                         make: @escaping (_ n: Int, _ stamp: UInt64) -> LanpushUpdate) throws -> PublishResult {
+                 limit: Int? = nil, connections: Int, firstIndex: Int = 0, stream: Bool = false, qos: UInt8 = 0,
+                 make: @escaping (_ n: Int, _ stamp: UInt64) -> LanpushUpdate) throws -> PublishResult {
         let begin = start ?? nowNanos()
+        if let l = s.lanpush, stream {
+            let publisher = try StreamPublisher(port: l.port, token: l.adminToken)
+            defer { publisher.close() }
+            return publisher.run(mode: mode, start: begin, duration: duration, window: window, limit: limit, firstIndex: firstIndex) { n, stamp, out in
+                make(n, stamp).write(into: &out)
+            }
+        }
         if let l = s.lanpush {
             let load = try HTTPLoad(port: l.port, path: "/v1/push", token: l.adminToken, connections: connections)
             defer { load.close() }
@@ -257,7 +283,7 @@ final class ScenarioRunner {
         let m = s.mosquitto!
         let pub = try MQTTPublisher(port: m.mqttPort)
         defer { pub.close() }
-        return pub.run(mode: mode, start: begin, duration: duration, window: window, limit: limit, firstIndex: firstIndex) { n, stamp, topic, payload in
+        return pub.run(mode: mode, start: begin, duration: duration, window: window, limit: limit, firstIndex: firstIndex, qos: qos) { n, stamp, topic, payload in
             make(n, stamp).writeMQTT(topic: &topic, payload: &payload)
         }
     }
@@ -316,7 +342,7 @@ final class ScenarioRunner {
 
     /// `sessions` sessions, publisher as fast as possible. `allTargets`: every update goes to every session (lanpush
     /// `targets: "all"`, MQTT topic `all/tK` that every subscriber has); otherwise round-robin, one session each.
-    private func fast(_ kind: ServerKind, sessions: Int, allTargets: Bool, key: String) throws -> [Metric] {
+    private func fast(_ kind: ServerKind, sessions: Int, allTargets: Bool, key: String, stream: Bool = false) throws -> [Metric] {
         let tags = scale.tags
         let s = try setUp(kind, devices: sessions, sessions: sessions, extraFilters: allTargets ? ["all/#"] : [])
         defer { tearDown(s) }
@@ -338,7 +364,7 @@ final class ScenarioRunner {
         let wall0 = nowNanos()
         let tool0 = Sys.cpuSeconds(pid: getpid())
         let r = try publish(s, mode: .max, start: start, duration: lead + scale.fastSeconds + 0.3, window: window,
-                            connections: scale.fastConnections) { i, stamp in
+                            connections: scale.fastConnections, stream: stream) { i, stamp in
             LanpushUpdate(device: target(i), tag: i % tags, progress: i + 1, stamp: stamp)
         }
         let cpu = cpuPercent(s.server, from: cpu0, since: wall0)
@@ -348,8 +374,8 @@ final class ScenarioRunner {
         var m: [Metric] = [
             Metric(key: "\(key).deliveries", label: "deliveries/s (frames received)", unit: "/s",
                    value: Double(st.framesInWindow) / secs, better: .higher),
-            // HTTP: answered 2xx inside the window. MQTT QoS 0 has no answer: PUBLISHes written per second over the
-            // whole run (the publisher blocks once mosquitto's input is full).
+            // HTTP: answered 2xx inside the window (the stream: accepted). MQTT QoS 0 has no answer: PUBLISHes written
+            // per second over the whole run (the publisher blocks once mosquitto's input is full).
             Metric(key: "\(key).updates", label: "updates accepted/s (MQTT: published/s)", unit: "/s",
                    value: kind.isLanpush ? Double(r.answeredInWindow) / secs : Double(r.sent) / max(0.001, r.seconds), better: .higher),
         ]
@@ -363,7 +389,45 @@ final class ScenarioRunner {
             m.append(Metric(key: "\(key).rss", label: "server RSS after the run", unit: "MiB", value: Double(rss) / 1024, better: .lower))
         }
         if kind.isLanpush {
-            m += latencyMetrics(r.answerLatency, prefix: "\(key).http", label: "HTTP answer").filter { !$0.key.hasSuffix("p999") }
+            m += latencyMetrics(r.answerLatency, prefix: "\(key).http", label: stream ? "accepted after" : "HTTP answer")
+                .filter { !$0.key.hasSuffix("p999") }
+            let bad = r.statusCounts.filter { $0.key != 202 }.values.reduce(0, +)
+            if bad > 0 { env.log("\(kind.rawValue): answers other than accepted: \(r.statusCounts)") }
+        }
+        return m
+    }
+
+    /// `manySessions` sessions, plain notifications at `latencyRate` per second, each to one device (round-robin): what
+    /// an update costs the server. lanpush queues each until acknowledged (stored and deleted again when durable);
+    /// mosquitto gets the closest thing, QoS 1 (not retained, PUBACKed by every subscriber, none stored).
+    private func notify(_ kind: ServerKind) throws -> [Metric] {
+        let n = scale.manySessions
+        let s = try setUp(kind, devices: n, sessions: n, qos: 1)
+        defer { tearDown(s) }
+        let lead = scale.lead
+        let start = nowNanos() + 50_000_000
+        let window = (start + UInt64(lead * 1e9), start + UInt64((lead + scale.measure) * 1e9))
+        s.hub.sync { s.hub.window = window; s.hub.stats = ClientStats() }
+        let cpu0 = s.server.cpuSeconds
+        let wall0 = nowNanos()
+        let r = try publish(s, mode: .rate(scale.latencyRate), start: start, duration: lead + scale.measure, window: window,
+                            connections: 8, qos: 1) { i, stamp in
+            LanpushUpdate(device: i % n, tag: 0, progress: 0, stamp: stamp, plain: true)
+        }
+        wait(s.hub, timeout: 5) { s.hub.stats.deliveries >= r.sent }
+        let cpuSeconds = (s.server.cpuSeconds ?? 0) - (cpu0 ?? 0)
+        let cpu = cpuPercent(s.server, from: cpu0, since: wall0)
+        let st = s.hub.sync { s.hub.stats }
+        var m = [
+            Metric(key: "notify.cpuper", label: "server CPU per update", unit: "µs", value: cpuSeconds / Double(max(1, r.sent)) * 1e6,
+                   better: .lower),
+            Metric(key: "notify.cpu", label: "server CPU", unit: "% of a core", value: cpu, better: .lower),
+            Metric(key: "notify.delivered", label: "updates delivered (of sent in window)", unit: "%",
+                   value: r.sentInWindow > 0 ? Double(st.latency.totalCount) / Double(r.sentInWindow) * 100 : 0, better: .higher),
+        ]
+        m += latencyMetrics(st.latency, prefix: "notify.latency", label: "ingest→delivery").filter { !$0.key.hasSuffix("p999") }
+        if let rss = s.server.rssKiB {
+            m.append(Metric(key: "notify.rss", label: "server RSS after the run", unit: "MiB", value: Double(rss) / 1024, better: .lower))
         }
         return m
     }

@@ -1,11 +1,13 @@
 import ArgumentParser
+import LanpushPlatform
 import Foundation
+import LanpushClient
 import LanpushCore
 
 struct SendCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Post a live update, an end, or a plain notification (POST /v1/push).",
+        abstract: "Post a live update, an end, or a plain notification (POST /v1/push), or stream a file of them.",
         discussion: """
             The body has the shape of Home Assistant's notify data: {"title","message","data":{...}} plus \
             "targets". With --tag the message is a live update (start, or update of that tag) unless --no-live; \
@@ -14,6 +16,11 @@ struct SendCommand: ParsableCommand {
             notification. --file gives the whole body as JSON ("-" reads stdin); the other flags are applied \
             on top of it.
 
+            --stream sends a file of bodies, one JSON object per line ("-" reads stdin), through the \
+            publisher stream (one WebSocket, pipelined; docs/PROTOCOL.md, "Publisher stream") and returns once \
+            the gateway has accepted every line. Rejected lines are named on stderr and make the exit status 1; \
+            the others are applied regardless.
+
             Examples:
               lanpush send --tag washer_cycle --title "Washing Machine" \\
                 --message "Cycle started"
@@ -21,6 +28,7 @@ struct SendCommand: ParsableCommand {
                 --progress-max 3600 --target phone
               lanpush send --tag washer_cycle --end
               lanpush send --title Door --message "Front door opened" --data ttl=0
+              lanpush send --stream updates.jsonl
             """)
 
     @OptionGroup var gateway: GatewayOptions
@@ -81,7 +89,14 @@ struct SendCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Body as a JSON file (\"-\" = stdin).", valueName: "path"))
     var file: String?
 
-    @Flag(name: .long, help: "Print the gateway's JSON answer instead of one line per target.")
+    @Option(name: .long, help: ArgumentHelp(
+        "Bodies as JSON Lines (\"-\" = stdin), sent through the publisher stream.", valueName: "path"))
+    var stream: String?
+
+    @Flag(name: .long, help: "wss: do not verify the gateway's certificate (--stream).")
+    var insecure = false
+
+    @Flag(name: .long, help: "Print the gateway's JSON answer instead of one line per target (--stream: every answer frame).")
     var json = false
 
     func validate() throws {
@@ -89,6 +104,17 @@ struct SendCommand: ParsableCommand {
         if end && message != nil { throw ValidationError("--end and --message exclude each other") }
         if end && live == true { throw ValidationError("--end and --live exclude each other") }
         if relative && when == nil { throw ValidationError("--relative needs --when") }
+        if stream != nil {
+            let flags = [
+                target.isEmpty ? nil : "--target", tag.map { _ in "--tag" }, title.map { _ in "--title" },
+                message.map { _ in "--message" }, progress.map { _ in "--progress" }, progressMax.map { _ in "--progress-max" },
+                criticalText.map { _ in "--critical-text" }, icon.map { _ in "--icon" }, iconColor.map { _ in "--icon-color" },
+                color.map { _ in "--color" }, when.map { _ in "--when" }, relative ? "--relative" : nil, chronometer ? "--chronometer" : nil,
+                silent ? "--silent" : nil, live.map { _ in "--live" }, end ? "--end" : nil, data.isEmpty ? nil : "--data",
+                file.map { _ in "--file" },
+            ].compactMap { $0 }
+            if let first = flags.first { throw ValidationError("--stream and \(first) exclude each other: each line is a whole body") }
+        }
         for item in data where !item.contains("=") || item.hasPrefix("=") {
             throw ValidationError("--data '\(item)': use key=value")
         }
@@ -97,6 +123,7 @@ struct SendCommand: ParsableCommand {
     func run() throws {
         let address = try gateway.address()
         let token = try gateway.requireToken(for: "send")
+        if let stream { return try send(stream: stream, address: address, token: token) }
         let body = try buildBody()
         let answer = try HTTP.request("POST", address.http("/v1/push"), token: token, json: body)
         if json {
@@ -113,6 +140,38 @@ struct SendCommand: ParsableCommand {
             let result = r["result"]?.stringValue ?? r.serialized()
             Output.line("\(target): \(result)")
         }
+    }
+
+    private func send(stream path: String, address: GatewayAddress, token: String) throws {
+        Platform.ignoreSIGPIPE()
+        let bytes: Data
+        if path == "-" {
+            bytes = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let d = FileManager.default.contents(atPath: path) else { throw CLIError("cannot read \(path)") }
+            bytes = d
+        }
+        let lines = try StreamSender.read(String(decoding: bytes, as: UTF8.self), name: path == "-" ? "stdin" : path)
+        guard !lines.isEmpty else { throw CLIError("\(path == "-" ? "stdin" : path): no bodies to send") }
+        guard let url = URL(string: address.stream) else { throw CLIError("invalid gateway URL '\(address.stream)'") }
+        let sender = StreamSender(url: url, token: token, tls: insecure ? .insecure : .system, json: json)
+        let outcome = StreamOutcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { outcome.summary = try await sender.run(lines) } catch { outcome.error = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error {
+            if error is CLIError { throw error }
+            throw CLIError("cannot reach the gateway at \(address.stream): \(error)")
+        }
+        let s = outcome.summary ?? StreamSender.Summary()
+        if !json {
+            Output.line("\(s.sent - s.rejected) of \(s.sent) accepted\(s.rejected > 0 ? ", \(s.rejected) rejected" : "")"
+                + (s.warnings > 0 ? " (\(s.warnings) warnings)" : ""))
+        }
+        if s.rejected > 0 { throw CLIError("\(s.rejected) of \(s.sent) lines rejected") }
     }
 
     /// The request body: the file (if any), then the flags on top.
@@ -187,4 +246,10 @@ struct SendCommand: ParsableCommand {
         try set(&inner, path: Array(path.dropFirst()), value, item)
         object[first] = .object(inner)
     }
+}
+
+/// What the stream task hands back to the (blocking) command.
+private final class StreamOutcome: @unchecked Sendable {
+    var summary: StreamSender.Summary?
+    var error: Error?
 }

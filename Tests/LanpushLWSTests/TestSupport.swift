@@ -126,6 +126,13 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
             connection.requestWritable()
             return
         }
+        if bytes.starts(with: Array("pause:".utf8)) {
+            // Input paused for the given seconds: what the peer sends meanwhile must wait, then arrive in order.
+            let seconds = Double(String(decoding: bytes.dropFirst(6), as: UTF8.self)) ?? 0
+            connection.pauseInput(true)
+            server?.schedule(after: seconds) { connection.pauseInput(false) }
+            return
+        }
         if bytes == Array("burst".utf8) {
             for i in 0..<200 { outbox[connection.id, default: []].append(Array("m\(i)".utf8)) }
         } else {

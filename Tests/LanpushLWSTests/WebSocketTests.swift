@@ -119,6 +119,21 @@ struct WebSocketTests {
         #expect(s.delegate.peerCloseCodes.get() == [1000])
     }
 
+    /// Flow control: while a connection's input is paused nothing it sends is delivered; after the resume all of it
+    /// is, in order (what lws had read already and what waited in the socket).
+    @Test func pausedInputWaitsAndArrivesInOrderAfterTheResume() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        try ws.sendText("pause:0.6")
+        #expect(waitUntil(2) { s.delegate.texts.get().count == 1 })
+        for i in 0..<20 { try ws.sendText("m\(i)") }
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(s.delegate.texts.get().count == 1, "delivered while paused")
+        #expect(waitUntil(3) { s.delegate.texts.get().count == 21 })
+        #expect(s.delegate.texts.get().dropFirst().map { String(decoding: $0, as: UTF8.self) } == (0..<20).map { "m\($0)" })
+    }
+
     @Test func silentPeerIsClosedAfterPingTimeout() throws {
         var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         o.pingInterval = 1

@@ -19,7 +19,7 @@ from gateway import BINARY, ROOT
 
 BENCH = Path(os.environ.get("LANPUSH_BENCH") or ROOT / ".build" / "debug" / "lanpush-bench")
 DAEMON = Path(os.environ.get("LANPUSHD") or BINARY)
-SCENARIOS = ["latency", "fast-1", "fast-100", "fast-100-each", "fanout", "bytes", "slow", "ingest"]
+SCENARIOS = ["latency", "fast-1", "fast-1-stream", "fast-100", "fast-100-each", "fanout", "notify", "bytes", "slow", "ingest"]
 
 
 def mosquitto():
@@ -68,6 +68,9 @@ def test_prints_the_figures(smoke):
     for scenario, label in [
         ("latency", "ingest→delivery p99"),
         ("fast-1", "deliveries/s"),
+        ("fast-1-stream", "updates accepted/s"),
+        ("fast-1-stream", "accepted after p99"),
+        ("notify", "server CPU per update"),
         ("fast-100", "deliveries/s"),
         ("fanout", "RSS per idle session"),
         ("fanout", "time to last delivery"),

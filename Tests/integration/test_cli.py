@@ -260,6 +260,52 @@ def test_send_file_and_stdin(gateway, tmp_path):
     assert body["activities"][0]["state"]["progress"] == 50
 
 
+def test_send_stream_of_lines(gateway, tmp_path):
+    gw = gateway()
+    c = gw.client("phone")
+    assert c.pump(lambda c: any(f["type"] == "synced" for f in c.frames))
+
+    def update(message, **data):
+        return json.dumps({"targets": ["phone"], "title": "Washer", "message": message,
+                           "data": {"tag": "washer", "live_update": True, **data}})
+
+    f = tmp_path / "updates.jsonl"
+    f.write_text("\n".join([
+        update("Washing", progress=1), update("Rinsing", progress="lots"), "",
+        json.dumps({"targets": ["ghost"], "message": "x"}), update("Spinning", progress=3), ""]))
+    r = lanpush("send", "--stream", str(f), gw=gw)
+    # A rejected line is named (its line in the file, field and rule) and fails the command; the others are applied.
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == "2 of 4 accepted, 2 rejected\n"
+    err = r.stderr.splitlines()
+    assert len(err) == 3 and err[2] == "lanpush: 2 of 4 lines rejected", r.stderr
+    assert err[0].startswith("line 2: rejected: data.progress") and err[0].endswith("(data.progress/type)")
+    assert err[1] == "line 4: rejected: targets: no such device (targets/exists)"
+    assert c.pump(lambda c: c.activities.get("washer", {}).get("state", {}).get("message") == "Spinning"), c.frames
+    assert gw.get("/v1/activities/washer")[1]["activities"][0]["state"]["progress"] == 3
+
+    # More lines than the gateway's window: pipelined, all accepted, applied in order.
+    r = lanpush("send", "--stream", "-", gw=gw, input="".join(update("Bulk", progress=i) + "\n" for i in range(3000)))
+    assert r.returncode == 0 and r.stdout == "3000 of 3000 accepted\n", r.stderr
+    assert gw.get("/v1/activities/washer")[1]["activities"][0]["state"]["progress"] == 2999
+
+    # stdin and --json: every answer frame, the last one accepting every line.
+    r = lanpush("send", "--stream", "-", "--json", gw=gw, input=update("Done", progress=4) + "\n")
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(l) for l in r.stdout.splitlines()][-1] == {"type": "accepted", "through": 1}
+
+    # A line that is not a JSON object stops everything before anything is sent.
+    f.write_text(update("Never", progress=9) + "\n{nope\n")
+    r = lanpush("send", "--stream", str(f), gw=gw)
+    assert r.returncode != 0 and f"{f}:2:" in one_error_line(r)
+    assert gw.get("/v1/activities/washer")[1]["activities"][0]["state"]["progress"] == 4
+    # Only the admin token publishes; body flags do not mix with --stream.
+    r = lanpush("send", "--stream", "-", gw=gw, token="viewer", input=update("x") + "\n")
+    assert r.returncode != 0 and "needs the admin token" in one_error_line(r)
+    r = lanpush("send", "--stream", "-", "--tag", "x", gw=gw, input=update("x") + "\n")
+    assert r.returncode != 0 and "exclude each other" in one_error_line(r)
+
+
 def test_send_errors_are_one_line_and_a_nonzero_exit(gateway, tmp_path):
     gw = gateway()
     # The gateway's 400, with its message.

@@ -11,7 +11,8 @@ import Glibc
 /// program of client steps — raw frames, well-formed frames with hostile values (auth, subscribe/resume, ack,
 /// register, tokens, dismissals), updates and notifications arriving, time passing, sessions closing, choking,
 /// resuming. After every step: every frame the gateway sent is a JSON object with a `type`; events reach a session
-/// in increasing seq; a session is only ever closed with a documented code. At the end, a session that read and
+/// in increasing seq; a publisher's accepts only grow and never pass an item still to be rejected; a session is only
+/// ever closed with a documented code. At the end, a session that read and
 /// acked everything holds what a fresh subscriber's snapshot shows.
 @main
 struct FuzzSession {
@@ -39,6 +40,7 @@ struct FuzzSession {
         var lastSeq: [SeqStream: UInt64] = [:]
         var steps = 0
         gone.removeAll()
+        accepted.removeAll()
         while !input.atEnd && steps < 64 {
             steps += 1
             step(&input, gateway, &sessions)
@@ -55,6 +57,8 @@ struct FuzzSession {
 
     /// Sessions the client side closed (the gateway no longer knows them).
     nonisolated(unsafe) static var gone = Set<ObjectIdentifier>()
+    /// Per publisher session: the last `accepted` through.
+    nonisolated(unsafe) static var accepted: [ObjectIdentifier: Double] = [:]
 
     static func step(_ input: inout ByteReader, _ g: TestGateway, _ sessions: inout [TestSession]) {
         func session() -> TestSession? {
@@ -113,13 +117,14 @@ struct FuzzSession {
     /// A well-formed frame of every type the protocol knows, with values from the input.
     static func frame(_ input: inout ByteReader, _ s: TestSession) -> JSONValue {
         let type = input.pick(["auth", "auth", "subscribe", "ack", "register", "live_activity_token", "push_to_start_token",
-                               "dismissed", "ping", "nonsense"])
+                               "dismissed", "ping", "nonsense", "push"])
         var o: [String: JSONValue] = ["type": .string(type)]
         switch type {
         case "auth":
             o["token"] = .string(input.pick([TestGateway.token(for: "phone"), TestGateway.token(for: "tablet"),
                                              TestGateway.adminToken, TestGateway.viewerToken, "wrong-token-0123456789"]))
-            if input.byte() & 1 == 1 { o["role"] = "observer" }
+            let role = input.byte()
+            if role & 1 == 1 { o["role"] = role & 2 == 2 ? "publisher" : "observer" }
             if input.byte() & 3 == 1 { o["device"] = .string(input.pick(["phone", "tablet", "nobody"])) }
         case "subscribe":
             if input.byte() & 1 == 1 {
@@ -141,6 +146,11 @@ struct FuzzSession {
             o["token"] = .string(input.pick(["pts-1", "pts-2"]))
         case "dismissed":
             o["tag"] = .string(input.pick(tags))
+        case "push":
+            // A publisher's item; to any other session a frame it does not know.
+            o = update(&input).objectValue ?? [:]
+            o["type"] = "push"
+            if input.byte() & 1 == 1 { o["id"] = input.pick(["w-1", 7, 1.5, .null, ["x": 1], -9_007_199_254_740_993] as [JSONValue]) }
         default:
             break
         }
@@ -194,6 +204,16 @@ struct FuzzSession {
         let frames = s.frames
         for f in frames.dropFirst(checked[key] ?? 0) {
             guard let type = f["type"]?.stringValue else { return Fuzz.require(false, "a frame without type: \(f.serialized())") }
+            if type == "accepted" || type == "rejected" {
+                let last = accepted[key] ?? 0
+                if let through = f["through"]?.numberValue {
+                    Fuzz.require(through > last, "accepted through \(through) after \(last)")
+                    accepted[key] = through
+                }
+                if let item = f["item"]?.numberValue {
+                    Fuzz.require(item > last, "item \(item) rejected after accepted through \(last)")
+                }
+            }
             guard eventTypes.contains(type), let seq = f["seq"]?.numberValue else { continue }
             let stream = SeqStream(session: key, device: f["device_id"]?.stringValue ?? "")
             let previous = lastSeq[stream] ?? 0

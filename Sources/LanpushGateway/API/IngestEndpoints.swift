@@ -52,7 +52,7 @@ final class IngestEndpoints {
             if routed?.refused ?? true {
                 metrics.reject("no_relay")
                 counters.record(token, success: false, now: now)
-                return .error(422, Self.noRelay(request.command, device: results.first?.target ?? "", field: "push_token"))
+                return .error(422, Ingest.noRelay(request.command, device: results.first?.target ?? "", field: "push_token"))
             }
             return accepted(
                 token, status: routed?.lan == .delivered ? 201 : 202, now: now, relayed: routed?.relay ?? false,
@@ -85,7 +85,6 @@ final class IngestEndpoints {
         }
         guard case .routed(let outcome) = ingest.submit(request) else { return .error(500, field: "", rule: "internal", "internal error") }
         var results = [JSONValue]()
-        var refused = [String]()
         for (target, routed) in outcome {
             guard let routed else {
                 results.append(["target": .string(target), "result": "unknown_target"])
@@ -93,23 +92,20 @@ final class IngestEndpoints {
             }
             var result: [String: JSONValue] = ["target": .string(target), "result": .string(Self.word(routed))]
             if routed.relay && routed.lan != .none && Self.word(routed) != "relay" { result["relay"] = true }
-            if routed.refused { refused.append(target) }
             results.append(.object(result))
         }
-        let known = outcome.filter { $0.routed != nil }.count
-        if known == 0 {
+        switch Ingest.verdict(outcome, command: request.command) {
+        case .refused(let error) where error.rule == "exists":
             metrics.reject("no_target")
-            return .error(404, field: "targets", rule: "exists", "targets: no such device")
-                .adding("results", .array(results))
-        }
-        if refused.count == known {
+            return .error(404, error).adding("results", .array(results))
+        case .refused(let error):
             metrics.reject("no_relay")
-            return .error(422, Self.noRelay(request.command, device: refused.joined(separator: "', '"), field: "targets"),
-                          extra: ["results": .array(results)])
+            return .error(422, error, extra: ["results": .array(results)])
+        case .accepted:
+            var answer: [String: JSONValue] = ["results": .array(results)]
+            if !request.accepted.warnings.isEmpty { answer["warnings"] = .array(request.accepted.warnings.map(\.json)) }
+            return .json(202, .object(answer))
         }
-        var answer: [String: JSONValue] = ["results": .array(results)]
-        if !request.accepted.warnings.isEmpty { answer["warnings"] = .array(request.accepted.warnings.map(\.json)) }
-        return .json(202, .object(answer))
     }
 
     /// `/v1/push`'s per-target result word.
@@ -117,19 +113,6 @@ final class IngestEndpoints {
         if routed.refused { return "no_relay" }
         if routed.lan == .delivered { return "delivered" }
         return routed.relay ? "relay" : "queued"
-    }
-
-    /// Why a payload that needs the relay was refused for a device without relay credentials.
-    static func noRelay(_ command: PushCommand, device: String, field: String) -> FieldError {
-        let what: String
-        if case .command(let c) = command {
-            what = "'\(c.name)' is a companion-app command: only the relay reaches the companion app"
-        } else {
-            what = "this notification is routed to the relay (the device's `notifications` setting or data.lanpush.path)"
-        }
-        return FieldError(
-            field: field, rule: "relay_credentials",
-            message: "\(what), and device '\(device)' has no relay credentials (a registered push_token and push_url, or relay.upstream)")
     }
 }
 

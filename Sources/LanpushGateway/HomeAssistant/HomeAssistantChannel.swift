@@ -178,7 +178,7 @@ final class HomeAssistantChannel {
             guard let routed = results.first?.routed else { return .applied(delivered: false) }
             if routed.refused {
                 core.metrics.reject("no_relay")
-                return .rejected(IngestEndpoints.noRelay(request.command, device: d.id, field: "message"))
+                return .rejected(Ingest.noRelay(request.command, device: d.id, field: "message"))
             }
             return .applied(delivered: routed.lan == .delivered)
         }

@@ -36,25 +36,21 @@ struct IngestRequest {
     /// `POST /v1/push`: the notify service data plus `targets` (device ids or "all"; missing = `allDevices`, asked
     /// for only then: listing every device on each push was 1.4 % of an ingest round with 100 devices).
     static func native(_ body: JSONValue, allDevices: () -> [String], now: Double) throws(FieldError) -> IngestRequest {
-        guard var object = body.objectValue else {
+        guard case .object(let object) = body else {
             throw FieldError(field: "", rule: "type", message: "the body must be a JSON object")
         }
-        var targets: [String]
-        switch object.removeValue(forKey: "targets") {
-        case nil, .null?, .string("all")?:
-            targets = allDevices()
-        case .string(let one)?:
-            targets = [one]
-        case .array(let list)?:
-            targets = []
-            for (i, item) in list.enumerated() {
-                guard let id = item.stringValue else {
-                    throw FieldError(field: "targets[\(i)]", rule: "type", message: "targets[\(i)]: must be a device id string")
-                }
-                targets.append(id)
-            }
-        default:
-            throw FieldError(field: "targets", rule: "type", message: "targets: must be \"all\" or a list of device ids")
+        return try native(object, allDevices: allDevices, now: now)
+    }
+
+    /// The same from the body's members (a publisher's `push` frame; its `type` and `id` are read by nobody here).
+    /// Nothing is removed from the object: the notify data is read from it as it is (no copy of the body).
+    static func native(_ object: [String: JSONValue], allDevices: () -> [String], now: Double) throws(FieldError)
+        -> IngestRequest
+    {
+        let targets: [String]
+        switch try PushTargets.decode(object["targets"]) {
+        case .all: targets = allDevices()
+        case .devices(let ids): targets = ids
         }
         let message = try NotifyMessage.decode(object)
         return IngestRequest(

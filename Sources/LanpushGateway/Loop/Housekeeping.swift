@@ -25,7 +25,7 @@ struct Housekeeping {
                 if let sent = session.coalescers[id]?.oldestUnacknowledgedSentAt, now - sent > config.ackTimeout {
                     sessions.close(session, code: 4002, reason: "ack timeout")
                 }
-            case .observer:
+            case .observer, .publisher:
                 break
             }
         }

@@ -17,6 +17,7 @@ final class SessionProtocol {
     private let journal: Journal
     private let relay: RelayHandOver
     private let report: DeviceReport
+    private let publishers: PublisherIngest
     private let events: DeviceEvents
     private let metrics: GatewayMetrics
     private let logger: Logger
@@ -24,8 +25,8 @@ final class SessionProtocol {
 
     init(
         config: GatewayConfig, directory: DeviceDirectory, sessions: SessionRegistry, journal: Journal,
-        relay: RelayHandOver, report: DeviceReport, throttle: AuthThrottle, events: DeviceEvents, metrics: GatewayMetrics,
-        logger: Logger,
+        relay: RelayHandOver, report: DeviceReport, publishers: PublisherIngest, throttle: AuthThrottle, events: DeviceEvents,
+        metrics: GatewayMetrics, logger: Logger,
         clock: @escaping () -> Double
     ) {
         self.config = config
@@ -36,6 +37,7 @@ final class SessionProtocol {
         self.journal = journal
         self.relay = relay
         self.report = report
+        self.publishers = publishers
         self.events = events
         self.metrics = metrics
         self.logger = logger
@@ -74,6 +76,8 @@ final class SessionProtocol {
     func received(id: UInt64, bytes: [UInt8]) {
         guard let session = sessions[id], !session.closing, session.pendingClose == nil else { return }
         session.lastActivity = clock()
+        // A publisher's frames are items of its stream, decoded there (once).
+        if session.publisher != nil { return publishers.received(session, bytes) }
         let message: [String: JSONValue]
         do {
             guard let object = try JSONValue.parse(bytes).objectValue else {
@@ -128,6 +132,16 @@ final class SessionProtocol {
             session.queueControl(["type": "error", "message": .string("too many failed authentications; try again in \(seconds) s")])
             return sessions.close(session, code: 4029, reason: "try again in \(seconds) s")
         }
+        if message["role"]?.stringValue == "publisher" {
+            // Writes: the admin token only. A valid device or viewer token is refused without counting as a failed
+            // authentication (it is a known token used for the wrong thing).
+            let grant = access.grant(for: token)
+            guard grant == .admin else {
+                let known = grant != nil || directory.device(presenting: token) != nil
+                return rejectAuth(session, known ? "a publisher needs the admin token" : "invalid token", failed: !known)
+            }
+            return publishers.start(session)
+        }
         if message["role"]?.stringValue == "observer" {
             guard access.grant(for: token) != nil else { return rejectAuth(session) }
             let scope = message["device"]?.stringValue
@@ -152,8 +166,8 @@ final class SessionProtocol {
         logger.info("session opened", metadata: session.metadata())
     }
 
-    private func rejectAuth(_ session: StreamSession, _ why: String = "invalid token") {
-        throttle.failed(session.transport.peer, now: clock())
+    private func rejectAuth(_ session: StreamSession, _ why: String = "invalid token", failed: Bool = true) {
+        if failed { throttle.failed(session.transport.peer, now: clock()) }
         session.queueControl(["type": "auth_invalid", "message": .string(why)])
         sessions.close(session, code: 4001, reason: "auth invalid")
     }
@@ -161,7 +175,7 @@ final class SessionProtocol {
     private func subscribe(_ session: StreamSession, _ message: [String: JSONValue]) {
         guard !session.subscribed else { return protocolError(session, "already subscribed") }
         switch session.role {
-        case .pending:
+        case .pending, .publisher:
             return
         case .device(let id):
             guard let device = directory[id] else { return }

@@ -9,4 +9,7 @@ public protocol SessionTransport: AnyObject {
     /// Close with a WebSocket close code and reason.
     func close(code: UInt16, reason: String)
     var peer: String { get }
+    /// Stop (`true`) or resume reading the peer's frames: TCP then holds what the peer still sends (flow control of
+    /// a publisher that outruns its commits or does not read its answers).
+    func pauseInput(_ paused: Bool)
 }

@@ -24,6 +24,16 @@ struct SessionWriter {
                 session.transport.close(code: code, reason: reason)
                 return
             }
+            if let publisher = session.publisher {
+                guard let reply = publisher.stream.nextReply() else {
+                    publisher.updateFlow(session.transport)  // answers drained: a paused reader may be read again
+                    break
+                }
+                let bytes = reply.serializedBytes()
+                guard session.transport.send(bytes) else { return }
+                metrics.bytesOut.increment(by: Int64(bytes.count))
+                continue
+            }
             guard session.subscribed, let frame = nextFrame(for: session, now: now) else { break }
             guard session.transport.send(frame) else { return }
             metrics.framesOut.increment()
@@ -33,7 +43,7 @@ struct SessionWriter {
 
     private func nextFrame(for session: StreamSession, now: Double) -> [UInt8]? {
         switch session.role {
-        case .pending:
+        case .pending, .publisher:
             return nil
         case .device(let id):
             guard session.coalescers[id] != nil, let device = directory[id] else { return nil }

@@ -9,6 +9,8 @@ final class StreamSession {
         case device(String)
         /// Admin or viewer watching one device or all; never acks for a device, never counts as connected.
         case observer(device: String?)
+        /// Admin streaming updates in (`push` frames through the one ingest); gets answers, never events.
+        case publisher
     }
 
     let id: UInt64
@@ -19,6 +21,8 @@ final class StreamSession {
     var control: [[UInt8]] = []
     /// Per device: what this session still has to be sent. A device session has one; an observer one per device.
     var coalescers: [String: Coalescer] = [:]
+    /// A publisher's stream (item numbers, answers, flow control); `nil` for every other role.
+    var publisher: PublisherState?
     var subscribed = false
     var closing = false
     /// A close waiting for the control frames ahead of it (e.g. `auth_invalid`) to go out first.
@@ -54,6 +58,7 @@ final class StreamSession {
         case .pending: m["role"] = "pending"
         case .device(let id): m["device"] = "\(id)"
         case .observer(let d): m["observer"] = "\(d ?? "*")"
+        case .publisher: m["role"] = "publisher"
         }
         return m.merging(extra) { _, new in new }
     }

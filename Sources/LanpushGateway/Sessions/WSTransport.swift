@@ -14,4 +14,5 @@ final class WSTransport: SessionTransport {
     func send(_ bytes: [UInt8]) -> Bool { connection?.send(bytes) ?? false }
     var isChoked: Bool { connection?.isChoked ?? true }
     func close(code: UInt16, reason: String) { connection?.close(code: code, reason: reason) }
+    func pauseInput(_ paused: Bool) { connection?.pauseInput(paused) }
 }

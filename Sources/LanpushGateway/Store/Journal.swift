@@ -14,6 +14,8 @@ final class Journal {
     private let persist: Persist?
     private var pending: [StoreOp] = []
     private var waiting: [(Bool) -> Void] = []
+    /// Counts the loop's turns (each `endTurn`): what was recorded in one turn is committed together.
+    private(set) var turn: UInt64 = 0
 
     init(persist: Persist?) {
         self.persist = persist
@@ -102,6 +104,7 @@ final class Journal {
 
     /// The end of a loop turn: everything recorded goes to the writer in one submission.
     func endTurn() {
+        turn &+= 1
         let then = waiting
         waiting.removeAll(keepingCapacity: true)
         guard let persist, !pending.isEmpty else {
