@@ -85,7 +85,7 @@ package final class GatewayCore {
             publishers: publishers, throttle: throttle, events: events, metrics: metrics, logger: logger, clock: clock)
         housekeeping = Housekeeping(
             config: config.session, directory: directory, sessions: sessions, journal: journal, relay: relay, ingest: ingest,
-            clock: clock)
+            metrics: metrics, clock: clock)
         ingestEndpoints = IngestEndpoints(
             ingest: ingest, relay: relay, quota: config.relay.quota, metrics: metrics, clock: clock,
             allDevices: { directory.sorted.map(\.id) })

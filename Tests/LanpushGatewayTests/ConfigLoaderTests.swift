@@ -34,6 +34,7 @@ import Testing
         #expect(parsed.adminToken == nil && parsed.viewerToken == nil && !parsed.openMetrics && parsed.logLevel == "info")
         #expect(parsed.session == GatewayConfig.Session(pingInterval: 10, pingTimeout: 10, ackTimeout: 10, window: 32))
         #expect(parsed.limits.maxBody == 65536 && parsed.limits.maxSessions == 10000 && parsed.limits.notificationQueueBytes == 1 << 20)
+        #expect(parsed.limits.resumeHistoryBytes == 8 << 20)
         #expect(parsed.relay.upstream == "https://mobile-apps.home-assistant.io" && parsed.relay.minUpdateInterval == 15)
         #expect(parsed.relay.startsPerHour == 10 && parsed.relay.quota == 500 && parsed.relay.quotaReserve == 50 && parsed.relay.timeout == 10)
         #expect(parsed.mdns.enabled && parsed.mdns.name == nil && parsed.store.synchronous == "normal" && parsed.store.enabled)
@@ -81,6 +82,9 @@ import Testing
         ("limits: {max_sessions: 0}", "limits.max_sessions"),
         ("limits: {notification_queue_bytes: 4095}", "limits.notification_queue_bytes"),
         ("limits: {notification_queue: 0}", "limits.notification_queue"),
+        ("limits: {resume_history_bytes: 65535}", "limits.resume_history_bytes"),
+        ("limits: {resume_history_bytes: 1073741825}", "limits.resume_history_bytes"),
+        ("limits: {resume_history_bytes: 8MiB}", "limits.resume_history_bytes"),
         ("relay: {upstream: 'ftp://relay'}", "relay.upstream"),
         ("relay: {starts_per_hour: 0}", "relay.starts_per_hour"),
         ("relay: {quota: 0}", "relay.quota"),
@@ -111,6 +115,18 @@ import Testing
     @Test(arguments: ["8765", "host:", "host:65536", "host:-1", "host:http", "[::1]"])
     func aListenThatIsNoHostAndPortIsRefused(text: String) {
         #expect(Self.refusedKey("listen: '\(text)'") == "listen")
+    }
+
+    @Test func theResumeHistoryBudgetIsReadWithinItsRange() throws {
+        #expect(try ConfigLoader.parse("limits: {resume_history_bytes: 65536}").limits.resumeHistoryBytes == 65536)
+        #expect(try ConfigLoader.parse("limits: {resume_history_bytes: 1073741824}").limits.resumeHistoryBytes == 1 << 30)
+        #expect(try ConfigLoader.parse("limits: {max_body: 65536}").limits.resumeHistoryBytes == 8 << 20)
+        do {
+            _ = try ConfigLoader.parse("limits: {resume_history_bytes: 1024}")
+            Issue.record("a budget below 64 KiB was accepted")
+        } catch let error as ConfigError {
+            #expect(error.key == "limits.resume_history_bytes" && error.message == "must be from 65536 to 1073741824")
+        }
     }
 
     @Test func theDeprecatedCountBoundIsAcceptedWithADeprecation() throws {

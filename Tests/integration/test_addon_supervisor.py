@@ -98,7 +98,7 @@ GOOD = {
     "listen": "0.0.0.0:8765", "admin_token": "a" * 32, "viewer_token": "", "open_metrics": False, "log_level": "info",
     "devices": [{"id": "kitchen-tablet", "name": "Kitchen", "token": "t" * 32, "notifications": "lan"}],
     "session": {"ping_interval": 10, "ping_timeout": 10, "ack_timeout": 10, "window": 32},
-    "limits": {"max_body": 65536, "max_sessions": 10000, "notification_queue_bytes": 1048576, "auth_failures": 10,
+    "limits": {"max_body": 65536, "max_sessions": 10000, "notification_queue_bytes": 1048576, "resume_history_bytes": 8388608, "auth_failures": 10,
                "auth_window": 60, "pairing_failures": 60, "header_timeout": 5, "pending_per_address": 256},
     "relay": {"upstream": "https://mobile-apps.home-assistant.io", "min_update_interval": 15, "starts_per_hour": 10,
               "quota": 500, "quota_reserve": 50, "timeout": 10},

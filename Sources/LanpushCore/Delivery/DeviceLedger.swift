@@ -201,6 +201,12 @@ public struct DeviceLedger: Sendable {
         notifications.removeFirst(firstKept)
     }
 
+    /// The gateway-wide budget takes memory back: the oldest changes go, and with them replay from before
+    /// what stays (a resume from there gets a snapshot).
+    public mutating func trimHistory(toBytes limit: Int) {
+        history.dropOldest(whileBytesAbove: limit)
+    }
+
     public mutating func markUnsafeResumePoint(_ seq: UInt64) {
         history.markUnsafe(seq)
     }

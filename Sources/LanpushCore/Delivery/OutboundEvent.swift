@@ -24,6 +24,10 @@ public enum OutboundEvent: Sendable, Hashable {
         }
     }
 
+    /// The size of its frame on the wire: how the gateway weighs what it keeps in memory per device (the
+    /// notification queue, the resume history), so both bounds are in the same unit.
+    public var frameBytes: Int { json.serializedBytes().count }
+
     public var json: JSONValue {
         switch self {
         case .start(let seq, let tag, let attributes, let view, let alert):

@@ -16,7 +16,7 @@ public struct QueuedNotification: Sendable, Hashable {
         self.body = body
         self.acceptedAt = acceptedAt
         switch body {
-        case .notification(let n): self.bytes = OutboundEvent.notification(seq: seq, n).json.serializedBytes().count
+        case .notification(let n): self.bytes = OutboundEvent.notification(seq: seq, n).frameBytes
         case .clear(let tag): self.bytes = 40 + tag.utf8.count
         }
     }

@@ -3,40 +3,88 @@
 ///
 /// A resume from `seq` replays only when every change after `seq` is still here and `seq` was a clean cut
 /// for every session that was sent it (see `markUnsafe`).
+///
+/// Bounded twice: by `capacity` entries, and from outside by bytes (`dropOldest(whileBytesAbove:)`, driven by the
+/// gateway-wide `ResumeHistoryBudget`). Either way the oldest entries go first, so what stays is always a suffix
+/// of the device's changes and a resume from before it gets a snapshot.
 public struct ResumeHistory: Sendable {
     public struct Entry: Sendable, Hashable {
         public var seq: UInt64
         public var tag: String?
         /// The tag's view before this change; `nil` when the client had nothing under the tag.
         public var before: ClientView?
+        /// What the entry is reckoned to weigh in memory, fixed when it is made (the budget sums these, so a
+        /// trim subtracts exactly what the append added).
+        public let bytes: Int
+
+        public init(seq: UInt64, tag: String?, before: ClientView?) {
+            self.seq = seq
+            self.tag = tag
+            self.before = before
+            self.bytes = Self.estimate(tag: tag, before: before)
+        }
+
+        /// The slot it takes in the history's array plus its strings' and dictionaries' heap headers: measured
+        /// against RSS in the soak, an entry with a small view costs about this much beyond its frame's bytes.
+        public static let overhead = MemoryLayout<Entry>.stride + 96
+
+        /// Sized like the notification queue is: the bytes of the frame that would carry the view (its
+        /// whole state as the patch), which grows with the state as its memory does.
+        static func estimate(tag: String?, before: ClientView?) -> Int {
+            let frame = before.map {
+                OutboundEvent.update(seq: 0, tag: tag ?? "", patch: $0.state, view: $0, silent: false, alert: nil).frameBytes
+            }
+            return overhead + (frame ?? tag?.utf8.count ?? 0)
+        }
     }
 
     public let capacity: Int
+    /// Live entries are `entries[head...]`, oldest first. Dropping only moves `head`; the array is rebuilt once
+    /// the dead prefix is as long as the live part, so a trimmed history gives its memory back.
     private var entries: [Entry] = []
     private var head = 0
+    /// The sum of the live entries' `bytes`.
+    public private(set) var bytes = 0
     /// Seqs after which a resume would be wrong: a session was sent a merged delta with this seq while
     /// older changes of other tags were still pending for it, so "I have seq" does not mean "I have all <= seq".
     private var unsafe: Set<UInt64> = []
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
-        entries.reserveCapacity(self.capacity)
     }
 
-    public var count: Int { entries.count }
+    public var count: Int { entries.count - head }
 
     /// Seq of the oldest change still held.
     public var oldestSeq: UInt64? {
-        entries.isEmpty ? nil : entries[head].seq
+        head < entries.count ? entries[head].seq : nil
     }
 
     public mutating func append(_ entry: Entry) {
-        if entries.count < capacity {
-            entries.append(entry)
-        } else {
-            unsafe.remove(entries[head].seq)
-            entries[head] = entry
-            head = (head + 1) % capacity
+        entries.append(entry)
+        bytes += entry.bytes
+        if count > capacity { dropOldest() }
+    }
+
+    /// Drops the oldest entries until the history weighs at most `limit` bytes (possibly nothing is left: a
+    /// client already at the newest seq still resumes, see `changes(after:current:)`).
+    public mutating func dropOldest(whileBytesAbove limit: Int) {
+        while bytes > limit, count > 0 { dropOldest() }
+    }
+
+    /// Its unsafe mark goes with the entry: a resume from that seq now fails on the missing entry instead.
+    private mutating func dropOldest() {
+        let gone = entries[head]
+        unsafe.remove(gone.seq)
+        bytes -= gone.bytes
+        entries[head] = Entry(seq: gone.seq, tag: nil, before: nil)  // releases the view's storage now
+        head += 1
+        if head == entries.count {
+            entries.removeAll()
+            head = 0
+        } else if head >= 16, head * 2 >= entries.count {
+            entries = Array(entries[head...])
+            head = 0
         }
     }
 
@@ -45,10 +93,14 @@ public struct ResumeHistory: Sendable {
     }
 
     public mutating func reset() {
-        entries.removeAll(keepingCapacity: true)
+        entries.removeAll()
         head = 0
+        bytes = 0
         unsafe.removeAll()
     }
+
+    /// How many unsafe marks are held (they must never outlive their entries).
+    public var unsafeCount: Int { unsafe.count }
 
     /// The changes after `seq`, oldest first, or `nil` when replay from `seq` is not possible.
     public func changes(after seq: UInt64, current: UInt64) -> [Entry]? {
@@ -56,11 +108,6 @@ public struct ResumeHistory: Sendable {
         if seq == current { return [] }
         // The entry for `seq` itself must still be here: with it went its unsafe mark.
         guard seq < current, let oldest = oldestSeq, oldest <= seq else { return nil }
-        var result = [Entry]()
-        for i in 0..<entries.count {
-            let entry = entries[(head + i) % entries.count]
-            if entry.seq > seq { result.append(entry) }
-        }
-        return result
+        return entries[head...].filter { $0.seq > seq }
     }
 }

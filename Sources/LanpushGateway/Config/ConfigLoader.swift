@@ -75,6 +75,8 @@ public enum ConfigLoader {
             config.limits.maxSessions = try s.int("max_sessions", min: 1, max: 1_000_000) ?? config.limits.maxSessions
             config.limits.notificationQueueBytes =
                 try s.int("notification_queue_bytes", min: 4096, max: 1 << 30) ?? config.limits.notificationQueueBytes
+            config.limits.resumeHistoryBytes =
+                try s.int("resume_history_bytes", min: 65536, max: 1 << 30) ?? config.limits.resumeHistoryBytes
             config.limits.authFailures = try s.int("auth_failures", min: 1, max: 1_000_000) ?? config.limits.authFailures
             config.limits.authWindow = try s.number("auth_window", min: 1) ?? config.limits.authWindow
             config.limits.pairingFailures = try s.int("pairing_failures", min: 1, max: 1_000_000) ?? config.limits.pairingFailures

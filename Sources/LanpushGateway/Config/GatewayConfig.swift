@@ -31,6 +31,9 @@ public struct GatewayConfig: Sendable, Equatable {
         /// Per device, in bytes of frames; past it the oldest undelivered notification is dropped (counted, logged,
         /// and told to the client in-band). Never a disconnect.
         public var notificationQueueBytes: Int = DeviceLedger.defaultNotificationQueueBytes
+        /// All devices' resume histories together, in estimated bytes; past it the biggest histories lose their
+        /// oldest changes (a client resuming from before them gets a snapshot instead of a replay).
+        public var resumeHistoryBytes: Int = ResumeHistoryBudget.defaultLimit
         /// Failed authentications from one address within `authWindow` seconds before it is refused for a while.
         public var authFailures: Int = 10
         public var authWindow: Double = 60

@@ -18,12 +18,15 @@ final class DeviceDirectory {
     private let epoch: String
     private let queueBytes: Int
     private let stored: StoredState?
+    /// Every device's resume history together: kept under `limits.resume_history_bytes` by `settleHistory(of:)`.
+    private var historyBudget: ResumeHistoryBudget
 
     /// `stored`: what the store held at start; `unclean`: the previous run did not stop cleanly, so every device
     /// starts the new `epoch` (clients resuming get a snapshot, no seq is reused with other content).
     init(config: GatewayConfig, stored: StoredState?, epoch: String) {
         self.epoch = epoch
         self.queueBytes = config.limits.notificationQueueBytes
+        self.historyBudget = ResumeHistoryBudget(limit: config.limits.resumeHistoryBytes)
         self.stored = stored
         for (index, d) in config.devices.enumerated() {
             let device = make(id: d.id, name: d.name, source: .config(index: index), tokenHash: DeviceToken.hash(d.token))
@@ -116,10 +119,36 @@ final class DeviceDirectory {
     @discardableResult
     func remove(_ id: String) -> DeviceRecord? {
         guard let device = records.removeValue(forKey: id) else { return nil }
+        historyBudget.add(-device.countedHistoryBytes)
+        device.countedHistoryBytes = 0
         byTokenHash.removeValue(forKey: device.tokenHash)
         byPushToken = byPushToken.filter { $0.value != id }
         resort()
         return device
+    }
+
+    // MARK: Resume histories
+
+    /// What every device's resume history weighs together (estimated bytes; a metric).
+    var historyBytes: Int { historyBudget.total }
+
+    /// The device's ledger recorded changes: its history's growth is counted and, past the budget, the biggest
+    /// histories lose their oldest changes. Call after every ledger change, before the changes are fanned out.
+    func settleHistory(of device: DeviceRecord) {
+        count(device)
+        guard historyBudget.isOver else { return }
+        let sizes = sorted.map(\.countedHistoryBytes)
+        guard let level = ResumeHistoryBudget.level(sizes: sizes, target: historyBudget.target) else { return }
+        for other in sorted where other.countedHistoryBytes > level {
+            other.ledger.trimHistory(toBytes: level)
+            count(other)
+        }
+    }
+
+    private func count(_ device: DeviceRecord) {
+        let bytes = device.ledger.history.bytes
+        historyBudget.add(bytes - device.countedHistoryBytes)
+        device.countedHistoryBytes = bytes
     }
 
     // MARK: Relay routes

@@ -23,6 +23,8 @@ final class DeviceRecord {
     /// SHA-256 of the token its clients authenticate with (`DeviceToken`).
     var tokenHash: String
     var ledger: DeviceLedger
+    /// Its resume history's bytes as last counted into the directory's budget.
+    var countedHistoryBytes = 0
     /// Device sessions (observers are not here: they never make a device count as connected).
     var sessions: [UInt64] = []
     var registration: Registration?

@@ -41,6 +41,7 @@ struct ActivityCommands {
             } else {
                 changes = device.ledger.endAll(dismissal: policy, now: now)
             }
+            directory.settleHistory(of: device)
             for change in changes { ended.append((device.id, change.tag ?? "")) }
             journal.record(changes, of: device)
             sessions.fanOut(changes, device: device)

@@ -146,6 +146,7 @@ final class Ingest {
     private func apply(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?) -> [Change] {
         let dropped = device.ledger.droppedNotificationTotal
         let changes = device.ledger.apply(request.command, now: request.acceptedAt, webhookId: webhookId)
+        directory.settleHistory(of: device)
         if device.ledger.droppedNotificationTotal > dropped {
             let count = device.ledger.droppedNotificationTotal - dropped
             metrics.notificationsDropped.increment(by: Int64(count))

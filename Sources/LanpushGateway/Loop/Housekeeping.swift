@@ -11,6 +11,7 @@ struct Housekeeping {
     let journal: Journal
     let relay: RelayHandOver
     let ingest: Ingest
+    let metrics: GatewayMetrics
     let clock: () -> Double
 
     func tick() {
@@ -32,6 +33,7 @@ struct Housekeeping {
         for device in directory.sorted {
             guard let deadline = device.ledger.nextDeadline, deadline <= now else { continue }
             let changes = device.ledger.advance(to: now)
+            directory.settleHistory(of: device)
             journal.record(changes, of: device)
             sessions.fanOut(changes, device: device)
             relay.ended(changes, of: device, relayIfGone: false)
@@ -46,6 +48,7 @@ struct Housekeeping {
                 device.relayedSeq.removeValue(forKey: tag)
             }
         }
+        metrics.resumeHistoryBytes.record(directory.historyBytes)
         relay.pump()
         ingest.expire(now: now)
     }

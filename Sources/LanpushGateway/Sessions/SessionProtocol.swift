@@ -299,6 +299,7 @@ final class SessionProtocol {
             return protocolError(session, "dismissed needs 'tag'")
         }
         if let change = device.ledger.dismissedByUser(tag: tag, now: clock()) {
+            directory.settleHistory(of: device)
             journal.record([change], of: device)
             sessions.fanOut([change], device: device)
         }

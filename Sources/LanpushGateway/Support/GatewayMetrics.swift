@@ -5,6 +5,8 @@ import Metrics
 final class GatewayMetrics: Sendable {
     let sessions = Gauge(label: "lanpush_sessions")
     let devicesConnected = Gauge(label: "lanpush_devices_connected")
+    /// Every device's resume history together, in estimated bytes (bounded by `limits.resume_history_bytes`).
+    let resumeHistoryBytes = Gauge(label: "lanpush_resume_history_bytes")
     let eventsIn = Counter(label: "lanpush_events_in_total")
     let framesOut = Counter(label: "lanpush_frames_out_total")
     let bytesOut = Counter(label: "lanpush_bytes_out_total")

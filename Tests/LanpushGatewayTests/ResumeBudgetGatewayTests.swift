@@ -1,0 +1,60 @@
+import LanpushCore
+import LanpushTesting
+import Testing
+
+@testable import LanpushGateway
+
+/// `limits.resume_history_bytes` bounds every device's resume history together: past it the busiest device's
+/// oldest changes go, so a client resuming from before them gets a snapshot, while recent resume points and a
+/// quiet device's history still replay.
+@Suite struct ResumeBudgetGatewayTests {
+    @Test func aTinyBudgetSnapshotsOldResumePointsAndReplaysRecentOnes() throws {
+        var config = TestGateway.defaultConfig()
+        config.limits.resumeHistoryBytes = 8192
+        let gw = try TestGateway(config: config)
+        let first = gw.connect("phone")
+        first.read()
+        let epoch = try #require(first.epoch)
+        first.close()
+        gw.completeCloses()
+
+        for i in 1...3 { gw.push(Payload.liveUpdate(["tablet"], tag: "dryer", message: "d\(i)")) }
+        for i in 1...200 { gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "w\(i)")) }
+        let directory = gw.core.directory
+        let phone = try #require(directory["phone"]), tablet = try #require(directory["tablet"])
+        #expect(directory.historyBytes <= 8192)
+        #expect(directory.historyBytes == phone.ledger.history.bytes + tablet.ledger.history.bytes)
+        let oldest = try #require(phone.ledger.history.oldestSeq)
+        #expect(oldest > 150 && phone.ledger.history.count < 40)
+
+        let stale = gw.connect("phone", resume: (epoch, 5))
+        stale.read()
+        #expect(stale.types.contains("snapshot"))
+        #expect(stale.state("washer") == ["message": "w200"])
+
+        let recent = gw.connect("phone", resume: (epoch, 198))
+        recent.read()
+        #expect(!recent.types.contains("snapshot"))
+        #expect(recent.frames("update").compactMap { $0["seq"]?.numberValue } == [200])
+        #expect(!recent.types.contains("start"))  // only the difference: this client had the washer
+
+        // The quiet device kept its whole short history while the busy one was trimmed.
+        #expect(tablet.ledger.history.count == 3)
+        let quiet = gw.connect("tablet", resume: (epoch, 1))
+        quiet.read()
+        #expect(!quiet.types.contains("snapshot"))
+        #expect(quiet.frames("update").compactMap { $0["seq"]?.numberValue } == [3])
+    }
+
+    @Test func removingADeviceGivesBackItsHistoryBytes() throws {
+        var config = TestGateway.defaultConfig()
+        config.limits.resumeHistoryBytes = 1 << 20
+        let gw = try TestGateway(config: config)
+        for i in 1...10 { gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "w\(i)")) }
+        let directory = gw.core.directory
+        let bytes = try #require(directory["phone"]).ledger.history.bytes
+        #expect(bytes > 0 && directory.historyBytes == bytes)
+        directory.remove("phone")
+        #expect(directory.historyBytes == 0)
+    }
+}
