@@ -31,9 +31,14 @@ final class HTTPTransaction {
 /// sees a request, the body, the hand-over to the delegate, and the answer — now or later — through
 /// ``HTTPResponseWriter``.
 ///
+/// An answer is written right after the loop turn that produced it (``flushAnswers()``), like the WebSocket writes:
+/// asking lws for a writable callback instead costs a POLLOUT flip on and off, and on the libuv loop each flip
+/// removes the socket from epoll and adds it back (docs/BENCHMARKS.md). lws's writable callback still carries
+/// answers that close the connection, pipelined ones, and the rest of an answer the socket did not take whole.
+///
 /// lws 4.1 workarounds live here:
-/// - an answer is always written from the writable callback, never inside the request's own callback: completing
-///   a transaction there makes lws mis-frame a pipelined next request that has a body;
+/// - an answer is never written inside the request's own callback: completing a transaction there makes lws
+///   mis-frame a pipelined next request that has a body;
 /// - while an answer is pending, input is paused (rx flow control), or lws re-delivers `BODY_COMPLETION` in a busy
 ///   loop whenever a pipelined request waits in its buffer;
 /// - when lws does hold a pipelined request behind a body, the answer goes out with `Connection: close` (its input
@@ -46,6 +51,8 @@ final class HTTPTransactions {
     private let capture: RequestCapture
     private let writer: HTTPResponseWriter
     private var transactions: [UInt64: HTTPTransaction] = [:]
+    /// Answers queued during the current loop turn, for ``flushAnswers()``.
+    private var answersDue: [HTTPTransaction] = []
 
     init(server: LWSServer, capture: RequestCapture, writer: HTTPResponseWriter) {
         self.server = server
@@ -160,7 +167,10 @@ final class HTTPTransactions {
         if id != 0 { transactions.removeValue(forKey: id) }
     }
 
-    func removeAll() { transactions.removeAll() }
+    func removeAll() {
+        transactions.removeAll()
+        answersDue.removeAll()
+    }
 
     func isAwaitingAnswer(_ id: UInt64) -> Bool {
         guard let tx = transactions[id] else { return false }
@@ -174,7 +184,41 @@ final class HTTPTransactions {
             tx.inputPaused = false
             lws_rx_flow_control(tx.wsi, 1)
         }
-        lws_callback_on_writable(tx.wsi)
+        if writesAfterTurn(tx, response) {
+            answersDue.append(tx)
+        } else {
+            lws_callback_on_writable(tx.wsi)
+        }
+    }
+
+    /// An answer that keeps the connection open, on HTTP/1 (an h2 stream's frames go through its parent's
+    /// writable callback), to a request lws holds nothing pipelined behind.
+    private func writesAfterTurn(_ tx: HTTPTransaction, _ r: PendingHTTPResponse) -> Bool {
+        !tx.pipelined && !r.closeAfter && !server.isTearingDown && lws_get_network_wsi(tx.wsi) == tx.wsi
+    }
+
+    /// After each loop turn, outside every lws callback: the answers queued during the turn. What the kernel does
+    /// not take whole stays with lws, which flushes it on POLLOUT and only then completes the transaction.
+    func flushAnswers() {
+        guard !answersDue.isEmpty else { return }
+        let batch = answersDue
+        answersDue.removeAll(keepingCapacity: true)
+        // lws 4.1 mis-frames a pipelined request that waits in its input buffer when the transaction before it
+        // completes here; it re-delivers that request's body completion on its next pass instead, where the
+        // answer goes out with `Connection: close`. Which connection holds buffered input lws does not say, only
+        // whether any does (its "do not wait in poll" test): then every answer of this turn takes that way.
+        let inputBuffered = server.loop.context.map { lws_service_adjust_timeout($0, 1, 0) == 0 } ?? true
+        for tx in batch {
+            guard transactions[tx.id] === tx, let r = tx.response else { continue }
+            // Became pipelined meanwhile, may be pipelined, or lws still holds bytes of this connection to send:
+            // the writable callback takes it.
+            if inputBuffered || !writesAfterTurn(tx, r) || lws_partial_buffered(tx.wsi) != 0 {
+                lws_callback_on_writable(tx.wsi)
+                continue
+            }
+            // Outside a callback lws cannot be told to hang up by a return value: it closes on its next service.
+            if write(tx, tx.wsi) != 0 { lws_set_timeout(tx.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC) }
+        }
     }
 
     private func dispatch(_ tx: HTTPTransaction) {

@@ -168,6 +168,7 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         loop.thread.enter()
         if loop.waker.stopRequested { beginStop() }
         while !finished {
+            http.flushAnswers()
             sessions.flushWritable()
             if !loop.runOnce() { break }
             delegate?.loopTurnEnded()

@@ -95,6 +95,22 @@ struct HTTPTests {
         #expect(g.status == 200)
     }
 
+    /// Answers go out right after the loop turn, outside lws's callbacks; a client that does not keep the
+    /// connection alive still gets the whole answer (given at once or later), then the end of the connection.
+    @Test(arguments: ["HTTP/1.0", "HTTP/1.1"], ["/echo", "/delay?ms=30"])
+    func answerThenCloseForClientsThatDoNotKeepAlive(version: String, path: String) throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let c = try TCPClient(port: s.port)
+        let close = version == "HTTP/1.1" ? "Connection: close\r\n" : ""
+        try c.send(Array("POST \(path) \(version)\r\nHost: x\r\n\(close)Content-Length: 2\r\n\r\nhi".utf8))
+        let r = try c.readResponse()
+        #expect(r.status == (path == "/echo" ? 200 : 202))
+        #expect(r.text == (path == "/echo" ? "hi" : #"{"delayed":true}"#))
+        #expect(c.readsEOF())
+        #expect(try TCPClient(port: s.port).request("GET", "/hello").status == 200)
+    }
+
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let s = try RunningServer()
         defer { s.stop() }
