@@ -12,6 +12,25 @@ import Testing
         #expect(try JSONValue.parse(value.serialized()) == value)
     }
 
+    /// The byte count the memory bounds use is exactly the length of the encoding, for every kind of value:
+    /// escapes, multi-byte characters, control characters, negative, fractional, huge and non-finite numbers.
+    @Test(arguments: [
+        #"{"a":1,"b":[true,false,null],"c":"x\"y\\z\n\r\t","d":-1.5,"e":{},"f":[]}"#,
+        #""é ✓ \u00e9 \ud83d\ude00""#, #""\u0001\u001f""#, "0", "-0", "-7", "10", "9007199254740991",
+        "9007199254740993", "1e300", "-2.5e-8", "0.1", #"[[],[{}],[1,[2,[3]]]]"#,
+        #"{"z":{"y":{"x":"w"}},"a":[1.25,-3,"\"quoted\""]}"#,
+    ])
+    func serializedCountIsTheEncodedLength(_ text: String) throws {
+        let value = try JSONValue.parse(text)
+        #expect(value.serializedCount == value.serializedBytes().count)
+    }
+
+    @Test func serializedCountOfNonFiniteNumbersIsNull() {
+        for n in [Double.nan, .infinity, -.infinity] {
+            #expect(JSONValue.number(n).serializedCount == JSONValue.number(n).serializedBytes().count)
+        }
+    }
+
     @Test func integralNumbersHaveNoFraction() throws {
         #expect(JSONValue.number(900).serialized() == "900")
         #expect(JSONValue.number(0.65).serialized() == "0.65")

@@ -26,7 +26,7 @@ public enum OutboundEvent: Sendable, Hashable {
 
     /// The size of its frame on the wire: how the gateway weighs what it keeps in memory per device (the
     /// notification queue, the resume history), so both bounds are in the same unit.
-    public var frameBytes: Int { json.serializedBytes().count }
+    public var frameBytes: Int { json.serializedCount }
 
     public var json: JSONValue {
         switch self {

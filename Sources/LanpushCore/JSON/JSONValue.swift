@@ -106,6 +106,9 @@ extension JSONValue {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// `serializedBytes().count`, computed without serializing.
+    public var serializedCount: Int { JSONWriter.count(self) }
+
     public func serializedBytes() -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(128)

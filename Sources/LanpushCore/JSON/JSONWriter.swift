@@ -43,6 +43,49 @@ enum JSONWriter {
         }
     }
 
+    /// How many bytes ``write(_:into:)`` would produce, without producing them: no output buffer, no sorting of
+    /// keys. What the gateway weighs its memory bounds in (a frame's bytes) costs a walk, not an encoding.
+    static func count(_ value: JSONValue) -> Int {
+        switch value {
+        case .null: return 4
+        case .bool(let b): return b ? 4 : 5
+        case .number(let n): return countNumber(n)
+        case .string(let s): return countString(s)
+        case .array(let items):
+            var n = 2 + max(0, items.count - 1)
+            for item in items { n += count(item) }
+            return n
+        case .object(let object):
+            var n = 2 + max(0, object.count - 1) + object.count  // braces, commas, colons
+            for (key, member) in object { n += countString(key) + count(member) }
+            return n
+        }
+    }
+
+    static func countNumber(_ n: Double) -> Int {
+        guard n.isFinite else { return 4 }
+        guard n == n.rounded(), abs(n) < 9_007_199_254_740_992 else { return String(n).utf8.count }
+        var x = Int64(n).magnitude
+        var digits = 1
+        while x >= 10 {
+            x /= 10
+            digits += 1
+        }
+        return digits + (n < 0 ? 1 : 0)
+    }
+
+    static func countString(_ s: String) -> Int {
+        var n = 2
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: n += 2
+            case 0..<0x20: n += 6
+            default: n += 1
+            }
+        }
+        return n
+    }
+
     static func writeNumber(_ n: Double, into out: inout [UInt8]) {
         guard n.isFinite else {
             out.append(contentsOf: "null".utf8)

@@ -53,12 +53,12 @@ final class SessionRegistry {
         metrics.eventsIn.increment(by: Int64(changes.count))
         let id = device.id
         for sid in device.sessions {
-            guard let session = sessions[sid], session.coalescers[id] != nil else { continue }
+            guard let session = sessions[sid], session.follows(id) else { continue }
             for change in changes where session.coalescers[id]!.note(change) { metrics.coalesced.increment() }
             session.transport.requestWritable()
         }
         for oid in observerIDs {
-            guard let session = sessions[oid], session.coalescers[id] != nil else { continue }
+            guard let session = sessions[oid], session.follows(id) else { continue }
             for change in changes { session.coalescers[id]!.note(change) }
             session.transport.requestWritable()
         }

@@ -46,7 +46,7 @@ struct SessionWriter {
         case .pending, .publisher:
             return nil
         case .device(let id):
-            guard session.coalescers[id] != nil, let device = directory[id] else { return nil }
+            guard session.follows(id), let device = directory[id] else { return nil }
             if let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now) {
                 return event.json.serializedBytes()
             }
@@ -56,7 +56,7 @@ struct SessionWriter {
             return nil
         case .observer:
             for id in session.coalescers.keys.sorted() {
-                guard session.coalescers[id] != nil, let device = directory[id] else { continue }
+                guard session.follows(id), let device = directory[id] else { continue }
                 let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now)
                 if let event { session.coalescers[id]!.acknowledge(event.seq) }  // observers never ack for a device
                 let synced = event == nil ? session.coalescers[id]!.takeSynced(ledger: device.ledger) : nil

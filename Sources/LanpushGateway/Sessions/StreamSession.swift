@@ -21,6 +21,10 @@ final class StreamSession {
     var control: [[UInt8]] = []
     /// Per device: what this session still has to be sent. A device session has one; an observer one per device.
     var coalescers: [String: Coalescer] = [:]
+
+    /// Whether this session follows device `id`. Asked on every change and every frame: `coalescers[id] != nil`
+    /// would copy the coalescer out of the dictionary (a retain and a release of each of its buffers) to compare it.
+    func follows(_ id: String) -> Bool { coalescers.index(forKey: id) != nil }
     /// A publisher's stream (item numbers, answers, flow control); `nil` for every other role.
     var publisher: PublisherState?
     var subscribed = false
