@@ -142,7 +142,7 @@ public final class Gateway: @unchecked Sendable {
         publisher?.stop()
         relayTransport?.shutdown()
         if let writer, let store {
-            core.journal.endTurn()
+            core.endLastTurn()
             writer.submit([.meta(key: "running", value: "0")])
             writer.stop()
             store.checkpoint()

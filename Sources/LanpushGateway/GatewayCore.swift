@@ -28,6 +28,8 @@ package final class GatewayCore {
     let ingest: Ingest
     let activityCommands: ActivityCommands
     let sessionProtocol: SessionProtocol
+    /// Frames for every session, each distinct frame encoded once (a fan-out splices the seq).
+    let frames = FrameEncoder()
     let housekeeping: Housekeeping
     let ingestEndpoints: IngestEndpoints
     let throttle: AuthThrottle
@@ -141,7 +143,7 @@ package final class GatewayCore {
     package func writable(session id: UInt64) {
         assertOnLoop()
         guard let session = sessions[id], !session.closing else { return }
-        SessionWriter(directory: directory, metrics: metrics).writable(session, now: clock())
+        SessionWriter(directory: directory, metrics: metrics, frames: frames).writable(session, now: clock())
     }
 
     /// The answer to one HTTP request (it may only be sent once `whenCommitted` says the turn is stored).
@@ -166,6 +168,12 @@ package final class GatewayCore {
     /// The end of a loop turn: what it changed goes to the store.
     package func endTurn() {
         assertOnLoop()
+        journal.endTurn()
+    }
+
+    /// The turn before a clean stop (the loop has returned): what the store was still holding back goes too.
+    package func endLastTurn() {
+        journal.flushPrunesAtTurnEnd()
         journal.endTurn()
     }
 

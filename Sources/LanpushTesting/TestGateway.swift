@@ -123,6 +123,7 @@ public final class TestGateway {
         precondition(stateDirectory != nil, "restart needs store: true")
         if clean {
             for id in Array(sessions.keys) { close(sessionId: id) }
+            core.endLastTurn()
             turn()
             try store?.write([.meta(key: "running", value: "0")])
         }

@@ -32,11 +32,14 @@ import Testing
         let queued = Self.words(try #require(gw.commits.last))
         #expect(queued.first == "notification|phone|2" && queued.last == "device|phone|2")
         #expect(!queued.contains { $0.hasPrefix("activity") })
-        // Acknowledged by every session: the notification leaves the store.
+        // Acknowledged by every session: the notification leaves the store with the next commit, not in one of
+        // its own.
+        let beforeAck = gw.commits.count
         s.ack()
-        #expect(Self.words(try #require(gw.commits.last)) == ["delete-notifications|phone|2"])
+        #expect(gw.commits.count == beforeAck)
         gw.request(.delete, "/v1/activities/washer", query: [("dismissal", "immediate")])
-        #expect(Self.words(try #require(gw.commits.last)) == ["activity|phone|washer|dismissed", "device|phone|3"])
+        #expect(Self.words(try #require(gw.commits.last))
+            == ["delete-notifications|phone|2", "activity|phone|washer|dismissed", "device|phone|3"])
         let commits = gw.commits.count
         gw.advance(by: 0.25)
         #expect(gw.commits.count == commits + 1)
@@ -85,6 +88,63 @@ import Testing
         journal.record(device: device)
         journal.endTurn()
         #expect(submitted.count == 2 && held.isEmpty)
+    }
+
+    /// Acknowledgements cost no transaction of their own: their prunes merge per device and go with the next
+    /// commit, or with the housekeeping tick's when nothing else is committed; a clean stop writes them too.
+    @Test func prunesOfAcknowledgedNotificationsRideWithTheNextCommit() throws {
+        let gw = try TestGateway(store: true)
+        let s = gw.connect("phone")
+        for i in 0..<3 {
+            gw.push(Payload.push(["phone"], message: "n\(i)"))
+            s.ack()
+        }
+        let commits = gw.commits.count
+        #expect(Self.words(try #require(gw.commits.last)).filter { $0.hasPrefix("delete-notifications") }
+            == ["delete-notifications|phone|2"])  // the second ack's prune rode with the third notification
+        gw.advance(by: Housekeeping.interval)
+        #expect(gw.commits.count == commits + 1)
+        #expect(Self.words(try #require(gw.commits.last)) == ["delete-notifications|phone|3"])
+        gw.advance(by: 1)
+        #expect(gw.commits.count == commits + 1)
+        // Held at a clean stop: written before it.
+        gw.push(Payload.push(["phone"], message: "n3"))
+        s.ack()
+        try gw.restart()
+        #expect(try gw.storedState().notifications["phone"]?.isEmpty ?? true)
+    }
+
+    /// What the queue's bound dropped leaves the store in the same commit, and only then: the store holds exactly
+    /// the queue after a restart.
+    @Test func notificationsDroppedForTheQueuesBoundLeaveTheStore() throws {
+        var config = TestGateway.defaultConfig()
+        config.limits.notificationQueueBytes = 4096
+        let gw = try TestGateway(config: config, store: true)
+        let text = String(repeating: "x", count: 900)
+        var deletes = 0
+        for i in 0..<12 {
+            gw.push(Payload.push(["phone"], message: "\(i) \(text)"))
+            deletes += Self.words(try #require(gw.commits.last)).filter { $0.hasPrefix("delete-notifications") }.count
+        }
+        let queued = gw.core.directory["phone"]!.ledger.notifications.map(\.seq)
+        #expect(queued.count < 12 && deletes == 12 - 4)  // four fit before the first drop
+        try gw.restart()
+        #expect(try gw.storedState().notifications["phone"]?.map(\.seq) == queued)
+    }
+
+    @Test func aRemovedDeviceTakesItsHeldPruneWithIt() {
+        var submitted: [[StoreOp]] = []
+        let journal = Journal(persist: { ops, _ in submitted.append(ops) })
+        let device = DeviceRecord(id: "d", name: "D", source: .api, tokenHash: "h", ledger: DeviceLedger(deviceId: "d", epoch: "e"))
+        let other = DeviceRecord(id: "o", name: "O", source: .api, tokenHash: "h", ledger: DeviceLedger(deviceId: "o", epoch: "e"))
+        journal.recordPrunedNotifications(of: device, through: 4)
+        journal.recordPrunedNotifications(of: other, through: 2)
+        journal.recordPrunedNotifications(of: device, through: 6)
+        journal.endTurn()
+        #expect(submitted.isEmpty)
+        journal.recordRemoved(device: "d")
+        journal.endTurn()
+        #expect(submitted.map(Self.words) == [["delete-notifications|o|2", "other"]])
     }
 
     @Test func anAnswerWaitsForItsCommit() throws {

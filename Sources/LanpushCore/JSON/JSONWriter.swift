@@ -43,6 +43,28 @@ enum JSONWriter {
         }
     }
 
+    /// Writes `value`, and when it is an object with member `key`, returns where that member's value is in `out`.
+    static func write(_ value: JSONValue, into out: inout [UInt8], marking key: String) -> Range<Int>? {
+        guard case .object(let object) = value, object[key] != nil else {
+            write(value, into: &out)
+            return nil
+        }
+        var range: Range<Int>?
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for (name, member) in object.sorted(by: { $0.key < $1.key }) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            writeString(name, into: &out)
+            out.append(UInt8(ascii: ":"))
+            let start = out.count
+            write(member, into: &out)
+            if name == key { range = start..<out.count }
+        }
+        out.append(UInt8(ascii: "}"))
+        return range
+    }
+
     /// How many bytes ``write(_:into:)`` would produce, without producing them: no output buffer, no sorting of
     /// keys. What the gateway weighs its memory bounds in (a frame's bytes) costs a walk, not an encoding.
     static func count(_ value: JSONValue) -> Int {

@@ -16,6 +16,7 @@ struct Housekeeping {
 
     func tick() {
         let now = clock()
+        journal.flushPrunesAtTurnEnd()
         for session in sessions.sessions.values where !session.closing {
             switch session.role {
             case .pending:

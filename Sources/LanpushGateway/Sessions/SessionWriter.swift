@@ -5,6 +5,7 @@ import LanpushCore
 struct SessionWriter {
     let directory: DeviceDirectory
     let metrics: GatewayMetrics
+    let frames: FrameEncoder
 
     func writable(_ session: StreamSession, now: Double) {
         while true {
@@ -48,7 +49,7 @@ struct SessionWriter {
         case .device(let id):
             guard session.follows(id), let device = directory[id] else { return nil }
             if let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now) {
-                return event.json.serializedBytes()
+                return frames.encode(event)
             }
             if let seq = session.coalescers[id]!.takeSynced(ledger: device.ledger) {
                 return JSONValue.object(["type": "synced", "seq": .number(Double(seq))]).serializedBytes()

@@ -14,6 +14,16 @@ final class Journal {
     private let persist: Persist?
     private var pending: [StoreOp] = []
     private var waiting: [(Bool) -> Void] = []
+    /// Acknowledged notifications still to leave the store: per device, the newest seq to delete through, in the
+    /// order first recorded. Nothing waits for a prune, so it rides with the next commit (or the housekeeping tick's)
+    /// instead of costing its own transaction — and a wake of the store's thread — per acknowledgement. After a
+    /// kill -9 inside that window the pruned notifications are still stored: a resuming client is past them (its
+    /// ack says so); one starting afresh may be sent them again, at least once, as with a notification in flight.
+    private var prunes: [(device: String, through: UInt64)] = []
+    private var pruneIndex: [String: Int] = [:]
+    private var flushPrunes = false
+    /// Per device, the ledger's count of notifications dropped for the queue's bound when last written here.
+    private var dropsRecorded: [String: UInt64] = [:]
     /// Counts the loop's turns (each `endTurn`): what was recorded in one turn is committed together.
     private(set) var turn: UInt64 = 0
 
@@ -43,8 +53,10 @@ final class Journal {
             case .notification, .clear:
                 guard let queued = device.ledger.notifications.last(where: { $0.seq == change.seq }) else { continue }
                 pending.append(.insertNotification(deviceId: device.id, queued))
-                if let first = device.ledger.notifications.first, first.seq > 1 {
-                    // The queue may have dropped its oldest entries to stay within its bound.
+                let drops = device.ledger.droppedNotificationTotal
+                if drops != dropsRecorded[device.id, default: 0], let first = device.ledger.notifications.first {
+                    // The queue dropped its oldest entries to stay within its bound.
+                    dropsRecorded[device.id] = drops
                     pending.append(.deleteNotifications(deviceId: device.id, through: first.seq - 1))
                 }
             }
@@ -59,7 +71,17 @@ final class Journal {
 
     func recordPrunedNotifications(of device: DeviceRecord, through seq: UInt64) {
         guard isEnabled, seq > 0 else { return }
-        pending.append(.deleteNotifications(deviceId: device.id, through: seq))
+        if let i = pruneIndex[device.id] {
+            prunes[i].through = max(prunes[i].through, seq)
+        } else {
+            pruneIndex[device.id] = prunes.count
+            prunes.append((device.id, seq))
+        }
+    }
+
+    /// Prunes still held go with this turn's commit even when nothing else does (the housekeeping tick, a stop).
+    func flushPrunesAtTurnEnd() {
+        flushPrunes = true
     }
 
     func recordRemovedActivities(of device: DeviceRecord, tags: [String]) {
@@ -81,6 +103,11 @@ final class Journal {
 
     func recordRemoved(device id: String) {
         guard isEnabled else { return }
+        // Its notifications go with it; a prune held for it could otherwise reach a new device of the same id.
+        if let i = pruneIndex.removeValue(forKey: id) {
+            prunes.remove(at: i)
+            for (j, p) in prunes.enumerated().dropFirst(i) { pruneIndex[p.device] = j }
+        }
         pending.append(.removeDevice(id: id))
     }
 
@@ -107,6 +134,13 @@ final class Journal {
         turn &+= 1
         let then = waiting
         waiting.removeAll(keepingCapacity: true)
+        if !prunes.isEmpty, flushPrunes || !pending.isEmpty {
+            // Ahead of this turn's ops: they were recorded in earlier turns.
+            pending.insert(contentsOf: prunes.map { .deleteNotifications(deviceId: $0.device, through: $0.through) }, at: 0)
+            prunes.removeAll(keepingCapacity: true)
+            pruneIndex.removeAll(keepingCapacity: true)
+        }
+        flushPrunes = false
         guard let persist, !pending.isEmpty else {
             for t in then { t(true) }
             return

@@ -1,0 +1,55 @@
+import Testing
+
+@testable import LanpushCore
+
+/// A frame spliced for another seq is byte for byte the frame the encoder would have written for it.
+@Suite struct FrameEncoderTests {
+    static let activity = Activity(
+        generation: 3, attributes: ActivityAttributes(tag: "washer", title: "Washer", startedAt: 1_800_000_000),
+        state: ["message": "Rinsing", "progress": 40, "seq": "not the frame's", "nested": ["seq": 7]],
+        staleDate: 1_800_000_900, updatedAt: 1_800_000_000, lastSeq: 3)
+
+    /// The same change for many devices (each its own seq, across digit boundaries and past 2^53), interleaved
+    /// with other frames: every frame equals its own encoding, and the repeats were spliced.
+    @Test func splicedFramesEqualTheirEncoding() {
+        let view = Self.activity.view
+        let patch: [String: JSONValue] = ["progress": 41, "message": "\"seq\":0 in a string"]
+        let seqs: [UInt64] = [1, 9, 10, 99, 100, 12_345, 9_007_199_254_740_993, 2, 2]
+        var events: [OutboundEvent] = seqs.map {
+            .update(seq: $0, tag: "washer", patch: patch, view: view, silent: false, alert: nil)
+        }
+        events.insert(.notification(seq: 5, NotifyMessage(title: "Door", message: "open", data: ["seq": 1])), at: 3)
+        events.insert(.start(seq: 6, tag: "washer", attributes: Self.activity.attributes, view: view, alert: nil), at: 5)
+        events += [.notification(seq: 11, NotifyMessage(title: "Door", message: "open", data: ["seq": 1])),
+                   .notification(seq: 12, NotifyMessage(title: "Door", message: "open", data: ["seq": 1]))]
+        events += [.clear(seq: 20, tag: "washer"), .clear(seq: 21, tag: "washer"), .lifecycle(seq: 22, tag: "washer", phase: .ended)]
+        let encoder = FrameEncoder()
+        for event in events {
+            #expect(encoder.encode(event) == event.json.serializedBytes(), "\(event)")
+        }
+        #expect(encoder.spliced == 8)
+    }
+
+    /// Frames that differ in anything but their seq are encoded, not spliced from the last one.
+    @Test func differentFramesAreEncoded() {
+        let view = Self.activity.view
+        let a = OutboundEvent.update(seq: 1, tag: "washer", patch: ["progress": 41], view: view, silent: false, alert: nil)
+        let b = OutboundEvent.update(seq: 2, tag: "washer", patch: ["progress": 42], view: view, silent: false, alert: nil)
+        let c = OutboundEvent.update(seq: 3, tag: "washer", patch: ["progress": 42], view: view, silent: true, alert: nil)
+        let encoder = FrameEncoder()
+        for event in [a, b, c] { #expect(encoder.encode(event) == event.json.serializedBytes()) }
+        #expect(encoder.spliced == 0)
+    }
+
+    /// Snapshots and drop reports are always encoded whole.
+    @Test func snapshotsAreNeverSpliced() {
+        let encoder = FrameEncoder()
+        for seq: UInt64 in [4, 5] {
+            let snapshot = OutboundEvent.snapshot(epoch: "e", seq: seq, activities: [Self.activity])
+            #expect(encoder.encode(snapshot) == snapshot.json.serializedBytes())
+            let dropped = OutboundEvent.notificationsDropped(count: 2, through: seq)
+            #expect(encoder.encode(dropped) == dropped.json.serializedBytes())
+        }
+        #expect(encoder.spliced == 0)
+    }
+}
