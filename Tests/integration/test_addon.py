@@ -336,6 +336,16 @@ def test_dockerfile_has_one_ha_base_and_a_named_swift_build_stage(config: dict):
     assert "rootfs /" in copies and any(c.startswith("--from=build ") for c in copies)
 
 
+
+def test_dockerfile_links_lanpushd_as_scripts_install_does():
+    """The add-on (a Raspberry Pi, often) and the systemd install get the same binary: lld, packed relative
+    relocations and no exported symbols, which keep ~4 MiB of it out of resident memory."""
+    flags = "-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic"
+    build = " ".join(rest for op, rest in dockerfile_instructions() if op == "RUN")
+    assert flags in " ".join(build.split())
+    install = re.sub(r"\\\n\s*", " ", (ROOT / "scripts" / "install").read_text())
+    assert flags in " ".join(install.split())
+
 def runtime_packages() -> set[str]:
     instructions = dockerfile_instructions()
     last_from = max(i for i, (op, _) in enumerate(instructions) if op == "FROM")
