@@ -199,12 +199,8 @@ final class HTTPLoad {
     /// `limit`: stop after that many updates (nil: until the duration ends).
     func run(mode: PublishMode, start: UInt64, duration: Double, window: (UInt64, UInt64), limit: Int? = nil,
              firstIndex: Int = 0, body: BodyMaker) -> PublishResult {
-        var result = PublishResult()
-        result.startNanos = start
-        let end = start + UInt64(duration * 1e9)
-        var interval: UInt64 = 0
-        if case .rate(let r) = mode { interval = UInt64(1e9 / r) }
-        var nextDue = start
+        var pace = Pacing(mode: mode, start: start, duration: duration, window: window, limit: limit, firstIndex: firstIndex)
+        var result = pace.newResult()
         var n = firstIndex
         var req: [UInt8] = []
         var bodyBuf: [UInt8] = []
@@ -238,42 +234,41 @@ final class HTTPLoad {
             conns[i].busy = true
             conns[i].sentAt = now
             inFlight += 1
-            result.sent += 1
-            if now >= window.0 && now < window.1 { result.sentInWindow += 1 }
+            pace.count(sentAt: now, into: &result)
             n += 1
         }
 
         var stopSending = false
         while true {
             var now = nowNanos()
-            if now >= end || (limit.map { n - firstIndex >= $0 } ?? false) { stopSending = true }
+            if pace.isOver(now: now, n: n) { stopSending = true }
             if stopSending && inFlight == 0 { break }
             if !stopSending {
                 switch mode {
                 case .max:
                     while let i = idle.popLast() {
                         send(i, now: now)
-                        if let limit, n - firstIndex >= limit { break }
+                        if pace.limitReached(n) { break }
                     }
                 case .rate:
-                    while nextDue <= now, let i = idle.popLast() {
-                        if now - nextDue > 2_000_000 { result.lateStarts += 1 }
+                    while pace.nextDue <= now, let i = idle.popLast() {
+                        if now - pace.nextDue > 2_000_000 { result.lateStarts += 1 }
                         send(i, now: now)
-                        nextDue += interval
+                        pace.nextDue += pace.interval
                         now = nowNanos()
-                        if let limit, n - firstIndex >= limit { break }
+                        if pace.limitReached(n) { break }
                     }
                 }
             }
             // Wait for answers (or the next due time).
             var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
             if case .rate = mode, !stopSending, !idle.isEmpty {
-                let wait = nextDue > now ? nextDue - now : 0
+                let wait = pace.nextDue > now ? pace.nextDue - now : 0
                 timeout = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
             }
             if stopSending {
                 // Drain: give the last answers up to 10 s.
-                if nowNanos() > end + 10_000_000_000 { break }
+                if nowNanos() > pace.end + 10_000_000_000 { break }
             }
             let rc = ppollNanos(&fds, nfds_t(fds.count), &timeout, nil)
             if rc <= 0 { continue }
@@ -296,7 +291,7 @@ final class HTTPLoad {
                         result.answered += 1
                         result.statusCounts[head.status, default: 0] += 1
                         _ = result.answerLatency.record(t - conns[i].sentAt)
-                        if conns[i].sentAt >= window.0 && conns[i].sentAt < window.1 { result.answeredInWindow += 1 }
+                        if pace.inWindow(conns[i].sentAt) { result.answeredInWindow += 1 }
                     }
                     if head.close {
                         reconnect(i, &fds, &inFlight, &idle)
@@ -306,7 +301,7 @@ final class HTTPLoad {
                 }
             }
         }
-        result.endNanos = min(nowNanos(), end)
+        result.endNanos = min(nowNanos(), pace.end)
         return result
     }
 

@@ -109,12 +109,8 @@ final class StreamPublisher {
     /// it.
     func run(mode: PublishMode, start: UInt64, duration: Double, window measured: (UInt64, UInt64), limit: Int? = nil,
              firstIndex: Int = 0, body: BodyMaker) -> PublishResult {
-        var result = PublishResult()
-        result.startNanos = start
-        let end = start + UInt64(duration * 1e9)
-        var interval: UInt64 = 0
-        if case .rate(let r) = mode { interval = UInt64(1e9 / r) }
-        var nextDue = start
+        var pace = Pacing(mode: mode, start: start, duration: duration, window: measured, limit: limit, firstIndex: firstIndex)
+        var result = pace.newResult()
         var n = firstIndex
         var sent: UInt64 = 0
         var through: UInt64 = 0
@@ -137,31 +133,30 @@ final class StreamPublisher {
             sent += 1
             sentAt[Int(sent % UInt64(ring))] = now
             n += 1
-            result.sent += 1
-            if now >= measured.0 && now < measured.1 { result.sentInWindow += 1 }
+            pace.count(sentAt: now, into: &result)
         }
 
         var stopSending = false
         while true {
             var now = nowNanos()
-            if now >= end || (limit.map { n - firstIndex >= $0 } ?? false) { stopSending = true }
+            if pace.isOver(now: now, n: n) { stopSending = true }
             if stopSending && through == sent { break }
-            if stopSending && now > end + 10_000_000_000 { break }
+            if stopSending && now > pace.end + 10_000_000_000 { break }
             if !stopSending && pending == 0 {
                 out.removeAll(keepingCapacity: true)
                 switch mode {
                 case .max:
                     while sent - through < UInt64(window) && out.count < 32 * 1024 {
                         add(now)
-                        if let limit, n - firstIndex >= limit { break }
+                        if pace.limitReached(n) { break }
                     }
                 case .rate:
-                    while nextDue <= now && sent - through < UInt64(window) {
-                        if now - nextDue > 2_000_000 { result.lateStarts += 1 }
+                    while pace.nextDue <= now && sent - through < UInt64(window) {
+                        if now - pace.nextDue > 2_000_000 { result.lateStarts += 1 }
                         add(now)
-                        nextDue += interval
+                        pace.nextDue += pace.interval
                         now = nowNanos()
-                        if let limit, n - firstIndex >= limit { break }
+                        if pace.limitReached(n) { break }
                     }
                 }
                 pending = out.count
@@ -173,7 +168,7 @@ final class StreamPublisher {
             var p = pollfd(fd: fd, events: Int16(POLLIN) | (pending > 0 ? Int16(POLLOUT) : 0), revents: 0)
             var timeout = timespec(tv_sec: 0, tv_nsec: 100_000_000)
             if case .rate = mode, !stopSending, pending == 0 {
-                let wait = nextDue > now ? nextDue - now : 0
+                let wait = pace.nextDue > now ? pace.nextDue - now : 0
                 timeout = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
             }
             if case .max = mode, !stopSending, pending == 0, sent - through < UInt64(window) {
@@ -190,7 +185,7 @@ final class StreamPublisher {
                             let s = sentAt[Int(through % UInt64(ring))]
                             _ = result.answerLatency.record(t >= s ? t - s : 0)
                             result.answered += 1
-                            if s >= measured.0 && s < measured.1 { result.answeredInWindow += 1 }
+                            if pace.inWindow(s) { result.answeredInWindow += 1 }
                         }
                     } else if b.offset(after: "\"rejected\"") != nil {
                         result.statusCounts[400, default: 0] += 1
@@ -203,7 +198,7 @@ final class StreamPublisher {
             }
         }
         result.statusCounts[202, default: 0] += result.answered
-        result.endNanos = min(nowNanos(), end)
+        result.endNanos = min(nowNanos(), pace.end)
         return result
     }
 }
