@@ -20,46 +20,39 @@ enum JSONWriter {
             }
             out.append(UInt8(ascii: "]"))
         case .object(let object):
-            out.append(UInt8(ascii: "{"))
-            switch object.count {
-            case 0:
-                break
-            case 1:
-                let (key, member) = object.first!
-                writeString(key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(member, into: &out)
-            default:
-                var first = true
-                for (key, member) in object.sorted(by: { $0.key < $1.key }) {
-                    if !first { out.append(UInt8(ascii: ",")) }
-                    first = false
-                    writeString(key, into: &out)
-                    out.append(UInt8(ascii: ":"))
-                    write(member, into: &out)
-                }
-            }
-            out.append(UInt8(ascii: "}"))
+            writeObject(object, into: &out, marking: nil)
         }
     }
 
     /// Writes `value`, and when it is an object with member `key`, returns where that member's value is in `out`.
     static func write(_ value: JSONValue, into out: inout [UInt8], marking key: String) -> Range<Int>? {
-        guard case .object(let object) = value, object[key] != nil else {
+        guard case .object(let object) = value else {
             write(value, into: &out)
             return nil
         }
+        return writeObject(object, into: &out, marking: key)
+    }
+
+    @discardableResult
+    private static func writeObject(_ object: [String: JSONValue], into out: inout [UInt8], marking key: String?) -> Range<Int>? {
         var range: Range<Int>?
         out.append(UInt8(ascii: "{"))
-        var first = true
-        for (name, member) in object.sorted(by: { $0.key < $1.key }) {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
+        if object.count == 1, key == nil {
+            let (name, member) = object.first!
             writeString(name, into: &out)
             out.append(UInt8(ascii: ":"))
-            let start = out.count
             write(member, into: &out)
-            if name == key { range = start..<out.count }
+        } else if !object.isEmpty {
+            var first = true
+            for (name, member) in object.sorted(by: { $0.key < $1.key }) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                writeString(name, into: &out)
+                out.append(UInt8(ascii: ":"))
+                let start = out.count
+                write(member, into: &out)
+                if name == key { range = start..<out.count }
+            }
         }
         out.append(UInt8(ascii: "}"))
         return range

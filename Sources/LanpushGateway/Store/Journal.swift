@@ -17,8 +17,8 @@ final class Journal {
     /// Acknowledged notifications still to leave the store: per device, the newest seq to delete through, in the
     /// order first recorded. Nothing waits for a prune, so it rides with the next commit (or the housekeeping tick's)
     /// instead of costing its own transaction — and a wake of the store's thread — per acknowledgement. After a
-    /// kill -9 inside that window the pruned notifications are still stored: a resuming client is past them (its
-    /// ack says so); one starting afresh may be sent them again, at least once, as with a notification in flight.
+    /// kill -9 inside that window they are still stored, and every client starts afresh after an unclean stop (a new
+    /// epoch): they are sent once more, as a notification in flight at the kill is.
     private var prunes: [(device: String, through: UInt64)] = []
     private var pruneIndex: [String: Int] = [:]
     private var flushPrunes = false
@@ -104,6 +104,7 @@ final class Journal {
     func recordRemoved(device id: String) {
         guard isEnabled else { return }
         // Its notifications go with it; a prune held for it could otherwise reach a new device of the same id.
+        dropsRecorded.removeValue(forKey: id)
         if let i = pruneIndex.removeValue(forKey: id) {
             prunes.remove(at: i)
             for (j, p) in prunes.enumerated().dropFirst(i) { pruneIndex[p.device] = j }
