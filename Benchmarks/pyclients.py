@@ -330,7 +330,7 @@ def main() -> int:
                                                    if "mosquitto" in med else "") + " |")
     print("|---|" + "--:|" * (len(servers) + (len(servers) - 1 if "mosquitto" in med else 0)))
     for key, label, unit in FIGURES:
-        cells = [f"{med[s][key]:.3g} {unit}" for s in servers]
+        cells = [(f"{med[s][key]:,.0f}" if med[s][key] >= 1000 else f"{med[s][key]:.3g}") + f" {unit}" for s in servers]
         if "mosquitto" in med:
             base = med["mosquitto"][key]
             cells += [f"{med[s][key] / base:.2f}×" if base else "—" for s in servers if s != "mosquitto"]
