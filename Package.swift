@@ -59,10 +59,14 @@ let package = Package(
             dependencies: ["CAvahiClient"]
         ),
 
-        // Durable state: SQLite through GRDB, written by a group-commit thread off the lws loop.
+        // Durable state: SQLite through GRDB (WAL), committed on the lws loop or by a group-commit thread (bursts, synchronous = full).
         .target(
             name: "LanpushStore",
-            dependencies: ["LanpushCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "LanpushCore", .product(name: "GRDB", package: "GRDB.swift"),
+                // sqlite3_wal_hook: DirectCommitter learns the WAL's size from each commit.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
 
         // The one HTTP client (relay path, HA's REST API, the CLI): JSON over URLSession with a hard timeout.

@@ -39,44 +39,35 @@ public final class Gateway: @unchecked Sendable {
     /// The certificate served with `wss://` / `https://` when `tls.enabled`.
     private var tls: TLSIdentity?
     private let store: StateStore?
-    private let writer: GroupCommitWriter?
+    private let commits: CommitPath?
 
     public init(options: Options, logger: Logger, renderMetrics: @escaping @Sendable () -> String) throws {
         self.options = options
         self.logger = logger
         var stored: StoredState?
         if options.config.store.enabled {
-            let store = try StateStore(directory: options.stateDirectory.path, synchronous: options.config.store.synchronous)
+            let synchronous = options.config.store.synchronous
+            let store = try StateStore(
+                directory: options.stateDirectory.path, synchronous: synchronous,
+                checkpointsInCommits: !CommitPath.commitsOnLoop(synchronous: synchronous))
             let state = try store.load()
             if state.wasUnclean {
                 logger.warning("the previous run did not stop cleanly: every device starts a new epoch (clients get a snapshot)")
             }
             // Marked before serving, cleared on a clean stop: its presence at the next start means a crash.
             try store.write([.meta(key: "running", value: "1")])
-            let writer = GroupCommitWriter(store: store) { error in
-                logger.error("store write failed", metadata: ["error": "\(error)"])
-            }
             self.store = store
-            self.writer = writer
+            commits = try CommitPath(store: store, logger: logger)
             stored = state
         } else {
             store = nil
-            writer = nil
+            commits = nil
         }
-        let inbox = self.inbox
-        let persist: Journal.Persist? = writer.map { writer in
-            { ops, then in
-                guard let then else {
-                    writer.submit(ops)
-                    return
-                }
-                let callback = inbox.bound(then)
-                writer.submit(ops) { error in inbox.post { callback.value(error == nil) } }
-            }
-        }
+        let persist = commits?.persist(inbox: inbox)
         core = GatewayCore(
             config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, stored: stored, persist: persist,
             renderMetrics: renderMetrics, page: PreviewAssets.asset(for:))
+        commits?.metrics = core.metrics
         let loop = LoopDelegate(core: core, inbox: inbox)
         self.loop = loop
         let c = options.config
@@ -127,7 +118,7 @@ public final class Gateway: @unchecked Sendable {
             onLoopAlive?()
             server.schedule(after: Housekeeping.interval) { tick() }
         }
-        writer?.start()
+        commits?.start()
         loop.loopTurnEnded()
         server.schedule(after: Housekeeping.interval) { tick() }
         startDiscovery()
@@ -141,10 +132,9 @@ public final class Gateway: @unchecked Sendable {
         server.run()
         publisher?.stop()
         relayTransport?.shutdown()
-        if let writer, let store {
+        if let commits, let store {
             core.endLastTurn()
-            writer.submit([.meta(key: "running", value: "0")])
-            writer.stop()
+            commits.finish(with: [.meta(key: "running", value: "0")])
             store.checkpoint()
         }
         logger.info("lanpushd stopped")

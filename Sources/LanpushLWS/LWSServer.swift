@@ -171,6 +171,9 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
             http.flushAnswers()
             sessions.flushWritable()
             if !loop.runOnce() { break }
+            // What the turn queued for sessions goes out before its commit: LAN delivery never waits for the disk,
+            // only HTTP answers do (written at the top of the next pass, once `loopTurnEnded` has committed).
+            sessions.flushWritable()
             delegate?.loopTurnEnded()
         }
         tearDown()

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import LanpushCore
 
 /// Why the state could not be opened: the daemon stops with this message rather than start empty.
@@ -21,13 +22,24 @@ public final class StateStore: @unchecked Sendable {
     public static let fileName = "lanpush.sqlite"
     public let path: String
     let pool: DatabasePool
+    /// SQLite folds the WAL into the main file itself, inside a commit, every 1,000 pages (its default). Off when
+    /// commits run on the event loop (`DirectCommitter`): a checkpoint fsyncs, so it runs on a thread of its own.
+    public let checkpointsInCommits: Bool
 
-    public init(directory: String, synchronous: String = "normal") throws {
+    public init(directory: String, synchronous: String = "normal", checkpointsInCommits: Bool = true) throws {
         path = (directory as NSString).appendingPathComponent(Self.fileName)
+        self.checkpointsInCommits = checkpointsInCommits
         var config = Configuration()
         let level = ["off": "OFF", "normal": "NORMAL", "full": "FULL"][synchronous] ?? "NORMAL"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(level)")
+            if !checkpointsInCommits { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
+        }
+        if !checkpointsInCommits {
+            // The checkpoint thread holds the writer's lock only for a RESTART checkpoint (when commits arrive so
+            // steadily that PASSIVE ones never catch up): a commit waits for it in short steps, not SQLite's
+            // default back-off of 1, 2, 5, 10... ms, and gives up after 10 s.
+            config.busyMode = Self.waitInShortSteps(upTo: 10)
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
@@ -285,6 +297,36 @@ public final class StateStore: @unchecked Sendable {
                           "outbox WHERE device_id", "ha_registration WHERE device_id"] {
                 try db.cachedStatement(sql: "DELETE FROM \(table) = ?").execute(arguments: [id])
             }
+        }
+    }
+
+    /// A second connection to the same file, for checkpoints on a thread other than the writer's.
+    func checkpointConnection() throws -> DatabaseQueue {
+        var config = Configuration()
+        // A RESTART checkpoint waits for the writer's lock between two commits: short steps catch the gap.
+        config.busyMode = Self.waitInShortSteps(upTo: 5)
+        config.label = "lanpush-checkpoint"
+        return try DatabaseQueue(path: path, configuration: config)
+    }
+
+    /// Installs (or with `nil`, removes) SQLite's WAL hook on the writer connection: `hook` runs after each commit,
+    /// on the committing thread, with the WAL's size in frames. Only with `checkpointsInCommits: false` (the hook
+    /// is where SQLite's automatic checkpoint lives).
+    func onWALCommit(
+        _ context: UnsafeMutableRawPointer?,
+        _ hook: (@convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32)?
+    ) throws {
+        precondition(!checkpointsInCommits)
+        try pool.writeWithoutTransaction { db in
+            _ = sqlite3_wal_hook(db.sqliteConnection, hook, context)
+        }
+    }
+
+    /// Retries a busy lock every 100 µs for up to `seconds`.
+    static func waitInShortSteps(upTo seconds: Int) -> Database.BusyMode {
+        .callback { tries in
+            Thread.sleep(forTimeInterval: 0.0001)
+            return tries < seconds * 10_000
         }
     }
 

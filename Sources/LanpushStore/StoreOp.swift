@@ -1,7 +1,7 @@
 import LanpushCore
 
-/// One change to durable state, captured on the loop thread and written later by the group-commit writer.
-/// Values, not references: the loop keeps going while the writer serializes them.
+/// One change to durable state, captured on the loop thread and written at the turn's end (on the loop, or later by
+/// the group-commit writer). Values, not references: the loop may keep going while a writer serializes them.
 public enum StoreOp: Sendable {
     case device(DeviceRow)
     case upsertActivity(deviceId: String, Activity)

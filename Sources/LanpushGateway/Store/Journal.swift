@@ -5,10 +5,10 @@ import LanpushStore
 ///
 /// Every part of the gateway records its durable effects here as `StoreOp`s while a loop turn runs; whoever must
 /// wait for them (an HTTP answer: accepted = committed; an HA confirm) asks with `whenCommitted`. The turn's end —
-/// `endTurn()`, called in one place, the loop delegate — hands everything to the group-commit writer at once, so no
-/// entry point can forget to persist what it changed.
+/// `endTurn()`, called in one place, the loop delegate — hands everything to the commit path (`CommitPath`) at once,
+/// so no entry point can forget to persist what it changed.
 final class Journal {
-    /// Sends ops to the group-commit writer; the completion runs on the loop. `nil`: the store is off.
+    /// Commits ops (`CommitPath`); the completion runs on the loop. `nil`: the store is off.
     typealias Persist = ([StoreOp], ((Bool) -> Void)?) -> Void
 
     private let persist: Persist?
@@ -16,9 +16,9 @@ final class Journal {
     private var waiting: [(Bool) -> Void] = []
     /// Acknowledged notifications still to leave the store: per device, the newest seq to delete through, in the
     /// order first recorded. Nothing waits for a prune, so it rides with the next commit (or the housekeeping tick's)
-    /// instead of costing its own transaction — and a wake of the store's thread — per acknowledgement. After a
-    /// kill -9 inside that window they are still stored, and every client starts afresh after an unclean stop (a new
-    /// epoch): they are sent once more, as a notification in flight at the kill is.
+    /// instead of costing its own transaction per acknowledgement. After a kill -9 inside that window they are still
+    /// stored, and every client starts afresh after an unclean stop (a new epoch): they are sent once more, as a
+    /// notification in flight at the kill is.
     private var prunes: [(device: String, through: UInt64)] = []
     private var pruneIndex: [String: Int] = [:]
     private var flushPrunes = false

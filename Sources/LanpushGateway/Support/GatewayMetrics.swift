@@ -21,6 +21,10 @@ final class GatewayMetrics: Sendable {
         ($0, Counter(label: "lanpush_relay_answers_total", dimensions: [("status", $0)]))
     })
     let notificationsDropped = Counter(label: "lanpush_notifications_dropped_total")
+    /// Loop turns whose changes were committed, by where: on the event loop (a transaction each), or handed to the
+    /// writer's thread (which may join several in one transaction). `CommitPath` chooses.
+    let commitsOnLoop = Counter(label: "lanpush_store_commits_total", dimensions: [("on", "loop")])
+    let commitsOnWriter = Counter(label: "lanpush_store_commits_total", dimensions: [("on", "writer")])
     let sessionsClosed = Counter(label: "lanpush_sessions_closed_total")
     /// Failed authentications (bearer tokens, session tokens, pairing codes), and addresses refused for a while.
     let authFailures = Counter(label: "lanpush_auth_failures_total")

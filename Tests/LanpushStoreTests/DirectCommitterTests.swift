@@ -1,0 +1,83 @@
+import Foundation
+import LanpushCore
+import Testing
+
+@testable import LanpushStore
+
+/// Commits on the caller's thread, checkpoints on the committer's: what a commit wrote is readable when it returns,
+/// and the WAL stays bounded while commits never pause.
+@Suite struct DirectCommitterTests {
+    let dir: String
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-direct-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    func row(_ seq: UInt64) -> StoreOp {
+        .device(DeviceRow(id: "phone", epoch: "e", seq: seq, pushToken: nil, pushURL: nil, registrationInfo: [:],
+                          liveActivityTokens: [:], pushToStartToken: nil, lastSeen: nil))
+    }
+
+    func notification(_ seq: UInt64) -> StoreOp {
+        .insertNotification(deviceId: "phone", QueuedNotification(seq: seq, body: .clear(tag: "t\(seq)"), acceptedAt: 0))
+    }
+
+    func walBytes(_ directory: String) -> Int {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/" + StateStore.fileName + "-wal")
+        return (attributes?[.size] as? Int) ?? 0
+    }
+
+    @Test func aCommitIsReadableWhenItReturns() throws {
+        let store = try StateStore(directory: dir, checkpointsInCommits: false)
+        let committer = try DirectCommitter(store: store) { _ in }
+        committer.start()
+        for seq in 1...40 as ClosedRange<UInt64> {
+            #expect(committer.commit([row(seq), notification(seq)]))
+            #expect(try store.load().devices["phone"]?.seq == seq)
+        }
+        committer.stop()
+        #expect(committer.transactions == 40)
+        #expect(try store.load().notifications["phone"]?.count == 40)
+    }
+
+    /// SQLite's own checkpoints are off on this connection: without the committer's thread the WAL only grows; with
+    /// it, commits that never pause still leave it bounded (PASSIVE checkpoints, then a RESTART one when they
+    /// cannot catch up).
+    @Test func theWALStaysBoundedWhileCommitsNeverPause() throws {
+        let control = dir + "/control"
+        try FileManager.default.createDirectory(atPath: control, withIntermediateDirectories: true)
+        let unchecked = try DirectCommitter(store: try StateStore(directory: control, checkpointsInCommits: false)) { _ in }
+        for seq in 1...3000 as ClosedRange<UInt64> { _ = unchecked.commit([notification(seq)]) }
+        let bound = 8 << 20
+        #expect(walBytes(control) > bound, "the control grew its WAL to \(walBytes(control)) bytes only")
+
+        let store = try StateStore(directory: dir, checkpointsInCommits: false)
+        let committer = try DirectCommitter(store: store, checkpointEvery: 50, restartAbove: 400) { _ in }
+        committer.start()
+        for seq in 1...12000 as ClosedRange<UInt64> { #expect(committer.commit([notification(seq)])) }
+        committer.stop()
+        #expect(committer.checkpoints.all > 0)
+        #expect(walBytes(dir) < bound, "WAL at \(walBytes(dir)) bytes after \(committer.checkpoints) checkpoints")
+        #expect(try store.load().notifications["phone"]?.count == 12000)
+    }
+
+    /// A commit of the writer's thread (a burst) checkpoints where it runs, as SQLite's automatic checkpoint would:
+    /// here the checkpoint thread is never started, and the WAL still starts over.
+    @Test func theWriterThreadsCommitsCheckpointWhereTheyRun() throws {
+        let store = try StateStore(directory: dir, checkpointsInCommits: false)
+        let committer = try DirectCommitter(store: store, checkpointEvery: 50) { _ in }
+        let writer = GroupCommitWriter(store: store) { _ in }
+        writer.start()
+        for seq in 1...1000 as ClosedRange<UInt64> {
+            let done = DispatchSemaphore(value: 0)
+            writer.submit([notification(seq)]) { _ in done.signal() }
+            done.wait()
+        }
+        writer.stop()
+        #expect(committer.checkpoints.all > 0)
+        // 1,000 commits without a checkpoint leave more than 2.7 MiB (the control above).
+        #expect(walBytes(dir) < 1 << 20, "WAL at \(walBytes(dir)) bytes")
+        #expect(try store.load().notifications["phone"]?.count == 1000)
+    }
+}
