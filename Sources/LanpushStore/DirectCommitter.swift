@@ -32,10 +32,9 @@ public final class DirectCommitter: @unchecked Sendable {
     /// Committed transactions (the caller's thread only), for metrics and benchmarks.
     public private(set) var transactions: UInt64 = 0
 
-    private let condition = NSCondition()
+    private let worker = StoreThread()
+    private var condition: NSCondition { worker.condition }
     private var requested = false
-    private var stopping = false
-    private var thread: Thread?
     private var checkpointCount = 0
     private var restartCount = 0
     /// The WAL size (frames) at which the next checkpoint is asked for; set back when the WAL starts over.
@@ -72,10 +71,7 @@ public final class DirectCommitter: @unchecked Sendable {
     }
 
     public func start() {
-        let t = Thread { [weak self] in self?.checkpointLoop() }
-        t.name = "lanpush-checkpoint"
-        thread = t
-        t.start()
+        worker.start(name: "lanpush-checkpoint") { [weak self] in self?.checkpointLoop() }
     }
 
     /// Writes `ops` in one transaction on the calling thread; `false` when it failed (reported through `onError`).
@@ -125,19 +121,15 @@ public final class DirectCommitter: @unchecked Sendable {
     /// Stops the checkpoint thread (a checkpoint under way finishes first). Commits stay possible after it; the
     /// caller folds the WAL in itself at a clean stop (`StateStore.checkpoint`).
     public func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        while thread != nil { condition.wait() }
-        condition.unlock()
+        worker.stop()
     }
 
     private func checkpointLoop() {
         var connection: DatabaseQueue?
         while true {
             condition.lock()
-            while !requested && !stopping { condition.wait() }
-            let stop = stopping
+            while !requested && !worker.stopping { condition.wait() }
+            let stop = worker.stopping
             requested = false
             condition.unlock()
             if stop { break }
@@ -160,9 +152,5 @@ public final class DirectCommitter: @unchecked Sendable {
             }
         }
         connection = nil
-        condition.lock()
-        thread = nil
-        condition.broadcast()
-        condition.unlock()
     }
 }

@@ -10,11 +10,10 @@ public final class GroupCommitWriter: @unchecked Sendable {
     public typealias Completion = @Sendable (Error?) -> Void
 
     private let store: StateStore
-    private let condition = NSCondition()
+    private let worker = StoreThread()
+    private var condition: NSCondition { worker.condition }
     private var queue: [StoreOp] = []
     private var completions: [Completion] = []
-    private var stopping = false
-    private var thread: Thread?
     private let onError: @Sendable (Error) -> Void
     /// Transactions and ops written, for metrics and benchmarks.
     public private(set) var transactions: UInt64 = 0
@@ -25,10 +24,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     public func start() {
-        let t = Thread { [weak self] in self?.loop() }
-        t.name = "lanpush-store"
-        thread = t
-        t.start()
+        worker.start(name: "lanpush-store") { [weak self] in self?.loop() }
     }
 
     public func submit(_ ops: [StoreOp], completion: Completion? = nil) {
@@ -41,22 +37,18 @@ public final class GroupCommitWriter: @unchecked Sendable {
 
     /// Writes what is queued, stops the thread, and returns once everything is on disk.
     public func stop() {
-        condition.lock()
-        stopping = true
-        condition.signal()
-        while thread != nil { condition.wait() }
-        condition.unlock()
+        worker.stop()
     }
 
     private func loop() {
         while true {
             condition.lock()
-            while queue.isEmpty && completions.isEmpty && !stopping { condition.wait() }
+            while queue.isEmpty && completions.isEmpty && !worker.stopping { condition.wait() }
             let ops = queue
             let done = completions
             queue.removeAll(keepingCapacity: true)
             completions.removeAll(keepingCapacity: true)
-            let finished = stopping && ops.isEmpty && done.isEmpty
+            let finished = worker.stopping && ops.isEmpty && done.isEmpty
             condition.unlock()
             if finished { break }
             var failure: Error?
@@ -71,9 +63,5 @@ public final class GroupCommitWriter: @unchecked Sendable {
             }
             for completion in done { completion(failure) }
         }
-        condition.lock()
-        thread = nil
-        condition.broadcast()
-        condition.unlock()
     }
 }
