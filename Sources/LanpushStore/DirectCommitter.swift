@@ -147,6 +147,8 @@ public final class DirectCommitter: @unchecked Sendable {
                 checkpointCount += 1
                 if restarted { restartCount += 1 }
                 condition.unlock()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                // The writer's thread is checkpointing in place right now (one checkpointer at a time): nothing lost.
             } catch {
                 onError(error)
             }
