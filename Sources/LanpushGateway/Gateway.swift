@@ -78,6 +78,8 @@ public final class Gateway: @unchecked Sendable {
         // A header table is allocated per connection still sending headers and freed after: sized for the session
         // limit, and always well above the per-address cap, so idle connections from one address cannot take them all.
         lwsOptions.httpHeaderPool = max(c.limits.maxSessions, 1024)
+        // v1 first: a handshake without a subprotocol speaks it.
+        lwsOptions.webSocketProtocols = ProtocolVersion.allCases.map(\.rawValue)
         lwsOptions.headerTimeout = c.limits.headerTimeout
         lwsOptions.pendingPerAddress = c.limits.pendingPerAddress
         let hostName = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "lanpush"
@@ -154,10 +156,11 @@ public final class Gateway: @unchecked Sendable {
         let gatewayId = (try? options.stateDirectory.value(named: "gateway_id") { UUID().uuidString.lowercased() }.0) ?? "unknown"
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "lanpush"
         let logger = self.logger
+        // `proto` names the version every client speaks; a newer one is chosen in the handshake itself.
         let publisher = ServicePublisher(
             name: c.mdns.name ?? "lanpush on \(host)", port: UInt16(port),
             txt: [
-                ("txtvers", "1"), ("id", gatewayId), ("proto", SessionProtocol.version), ("path", "/v1/stream"),
+                ("txtvers", "1"), ("id", gatewayId), ("proto", ProtocolVersion.v1.rawValue), ("path", "/v1/stream"),
                 ("version", LanpushVersion.current), ("tls", tls == nil ? "0" : "1"),
             ] + (tls.map { [("fp", $0.fingerprint)] } ?? []),
             log: { level, message in

@@ -20,7 +20,7 @@ typealias LWSCallback = @convention(c) (
 /// Loop thread only (or the creating thread before the loop runs).
 final class LWSMemory {
     private var strings: [UnsafeMutablePointer<CChar>] = []
-    private var protocolTables: [UnsafeMutablePointer<lws_protocols>] = []
+    private var protocolTables: [(UnsafeMutablePointer<lws_protocols>, count: Int)] = []
     private var retryPolicies: [UnsafeMutablePointer<lws_retry_bo_t>] = []
     private var retryTables: [UnsafeMutablePointer<UInt32>] = []
 
@@ -35,23 +35,26 @@ final class LWSMemory {
         return UnsafePointer(p)
     }
 
-    /// A protocols array of one protocol and lws's terminating empty entry.
+    /// A protocols array: one protocol per name, all on the same callback (ids from `id` on), and lws's
+    /// terminating empty entry.
     func protocols(
-        name: String, callback: LWSCallback, perSessionDataSize: Int, rxBufferSize: Int, id: UInt32,
+        names: [String], callback: LWSCallback, perSessionDataSize: Int, rxBufferSize: Int, id: UInt32,
         txPacketSize: Int
     ) -> UnsafePointer<lws_protocols> {
-        let table = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
-        var proto = lws_protocols()
-        proto.name = string(name)
-        proto.callback = callback
-        proto.per_session_data_size = perSessionDataSize
-        proto.rx_buffer_size = rxBufferSize
-        proto.id = id
-        proto.user = nil
-        proto.tx_packet_size = txPacketSize
-        table.initialize(to: proto)
-        (table + 1).initialize(to: lws_protocols())
-        protocolTables.append(table)
+        let table = UnsafeMutablePointer<lws_protocols>.allocate(capacity: names.count + 1)
+        for (i, name) in names.enumerated() {
+            var proto = lws_protocols()
+            proto.name = string(name)
+            proto.callback = callback
+            proto.per_session_data_size = perSessionDataSize
+            proto.rx_buffer_size = rxBufferSize
+            proto.id = id + UInt32(i)
+            proto.user = nil
+            proto.tx_packet_size = txPacketSize
+            (table + i).initialize(to: proto)
+        }
+        (table + names.count).initialize(to: lws_protocols())
+        protocolTables.append((table, names.count + 1))
         return UnsafePointer(table)
     }
 
@@ -77,8 +80,8 @@ final class LWSMemory {
     func release() {
         for p in strings { free(p) }
         strings.removeAll()
-        for t in protocolTables {
-            t.deinitialize(count: 2)
+        for (t, count) in protocolTables {
+            t.deinitialize(count: count)
             t.deallocate()
         }
         protocolTables.removeAll()

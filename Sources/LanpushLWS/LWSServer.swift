@@ -34,10 +34,6 @@ import CLibWebSockets
 /// - `Upgrade: h2c` is let through (lws switches to HTTP/2; requests arrive as streams through the same
 ///   callbacks). A request body sent with the h2c upgrade request itself is not handled by lws 4.1.
 public final class LWSServer: LoopConfined, @unchecked Sendable {
-    /// The protocol name (also accepted in `Sec-WebSocket-Protocol`; a handshake without that header binds
-    /// to the same protocol).
-    public static let protocolName = "lanpush.v1"
-
     /// The TCP port actually listened on (the kernel's pick when the options asked for port 0).
     public private(set) var port: Int = 0
     public let options: LWSServerOptions
@@ -81,7 +77,7 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
 
         let memory = loop.memory
         let protocols = memory.protocols(
-            name: LWSServer.protocolName, callback: lanpushLWSServerCallback,
+            names: options.webSocketProtocols, callback: lanpushLWSServerCallback,
             perSessionDataSize: MemoryLayout<UInt64>.size, rxBufferSize: options.rxBufferSize, id: 1,
             txPacketSize: options.txPacketSize)
         let me = Unmanaged.passUnretained(self).toOpaque()

@@ -60,6 +60,10 @@ public struct LWSServerOptions: Sendable {
     public var stopDrainSeconds: Double
     /// The only path on which WebSocket upgrades are accepted; other upgrade paths get a JSON 404.
     public var webSocketPath: String
+    /// The WebSocket subprotocols served, all on the same callbacks. lws binds a handshake to the first name in the
+    /// client's `Sec-WebSocket-Protocol` that is served here, and a handshake without the header to the first
+    /// name of this list (``WSConnection/subprotocol`` tells which).
+    public var webSocketProtocols: [String]
     /// Request headers lws does not know by name that should still be captured into ``HTTPRequest``
     /// (lower case, without the colon), e.g. `"x-request-id"`.
     public var extraHeaderNames: [String]
@@ -88,6 +92,7 @@ public struct LWSServerOptions: Sendable {
         keepAliveTimeout: Int = 30,
         stopDrainSeconds: Double = 0.5,
         webSocketPath: String = "/v1/stream",
+        webSocketProtocols: [String] = ["lanpush.v1"],
         extraHeaderNames: [String] = [],
         libraryLogMask: Int32 = 1 | 2,
         eventLoop: LWSEventLoopKind = .libuv
@@ -109,6 +114,7 @@ public struct LWSServerOptions: Sendable {
         self.keepAliveTimeout = keepAliveTimeout
         self.stopDrainSeconds = stopDrainSeconds
         self.webSocketPath = webSocketPath
+        self.webSocketProtocols = webSocketProtocols
         self.extraHeaderNames = extraHeaderNames
         self.libraryLogMask = libraryLogMask
         self.eventLoop = eventLoop
@@ -142,6 +148,9 @@ extension LWSServerOptions {
         guard httpHeaderPool >= 1, headerTimeout >= 1, pendingPerAddress >= 1, closeHandshakeTimeout >= 1 else {
             throw .invalidOptions(
                 "httpHeaderPool, headerTimeout, pendingPerAddress and closeHandshakeTimeout must be >= 1")
+        }
+        guard !webSocketProtocols.isEmpty, !webSocketProtocols.contains(where: \.isEmpty) else {
+            throw .invalidOptions("webSocketProtocols needs at least one non-empty name")
         }
     }
 }

@@ -55,7 +55,7 @@ final class WSClientEngine: LoopConfined {
         let hangup = ping == 0 ? 0 : ping + max(1, min(options.pingTimeout, 30000))
         retryPolicy = memory.retryPolicy(pingSeconds: ping, hangupSeconds: hangup)
         protocolList = memory.protocols(
-            name: WSClientEngine.protocolName, callback: lanpushLWSClientCallback, perSessionDataSize: 0,
+            names: [WSClientEngine.protocolName], callback: lanpushLWSClientCallback, perSessionDataSize: 0,
             rxBufferSize: max(128, options.rxBufferSize), id: 2, txPacketSize: 0)
     }
 

@@ -18,6 +18,8 @@ public final class WSConnection {
     public let id: UInt64
     /// The peer's IP address as text.
     public let peerAddress: String
+    /// The subprotocol lws bound the handshake to (one of ``LWSServerOptions/webSocketProtocols``).
+    public let subprotocol: String
     /// The status code of the peer's close frame, when the peer closed first (readable in `wsClosed`).
     public internal(set) var peerCloseCode: UInt16?
 
@@ -39,6 +41,7 @@ public final class WSConnection {
         self.wsi = wsi
         self.peerAddress = peerAddress
         self.socketFD = Int32(lws_get_socket_fd(wsi))
+        self.subprotocol = lws_get_protocol(wsi)?.pointee.name.map { String(cString: $0) } ?? ""
     }
 
     /// `true` until the connection is closed or a close was requested.

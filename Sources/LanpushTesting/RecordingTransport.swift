@@ -18,9 +18,11 @@ public final class RecordingTransport: SessionTransport {
     /// The gateway asked to write since the last flush.
     public private(set) var wantsWrite = false
     public let peer: String
+    public let subprotocol: String
 
-    public init(peer: String = "127.0.0.1") {
+    public init(peer: String = "127.0.0.1", subprotocol: String = ProtocolVersion.v1.rawValue) {
         self.peer = peer
+        self.subprotocol = subprotocol
     }
 
     public func requestWritable() { wantsWrite = true }

@@ -189,9 +189,10 @@ public final class TestGateway {
     // MARK: Sessions
 
     /// Opens a WebSocket session (not yet authenticated): the server's `auth_required` is its first frame.
-    public func open(peer: String = "127.0.0.1") -> TestSession {
+    /// `subprotocol`: what the handshake chose.
+    public func open(peer: String = "127.0.0.1", subprotocol: String = ProtocolVersion.v1.rawValue) -> TestSession {
         nextSession += 1
-        let transport = RecordingTransport(peer: peer)
+        let transport = RecordingTransport(peer: peer, subprotocol: subprotocol)
         sessions[nextSession] = transport
         core.openSession(id: nextSession, transport: transport)
         turn()
@@ -199,8 +200,10 @@ public final class TestGateway {
     }
 
     /// A device session, authenticated and subscribed (resuming from `resume` when given).
-    public func connect(_ device: String, resume: (epoch: String, seq: UInt64)? = nil) -> TestSession {
-        let s = open()
+    public func connect(
+        _ device: String, resume: (epoch: String, seq: UInt64)? = nil, subprotocol: String = ProtocolVersion.v1.rawValue
+    ) -> TestSession {
+        let s = open(subprotocol: subprotocol)
         s.send(["type": "auth", "token": .string(Self.token(for: device))])
         var subscribe: [String: JSONValue] = ["type": "subscribe"]
         if let resume {

@@ -1,6 +1,6 @@
 import LanpushCore
 
-/// One lanpush.v1 session of a test gateway, with what a client would hold: the frames it got and, applied to them
+/// One session of a test gateway (lanpush.v1, or v2 when opened with that subprotocol), with what a client would hold: the frames it got and, applied to them
 /// as docs/PROTOCOL.md says, its activities (by tag) and plain notifications.
 public final class TestSession {
     public let id: UInt64
@@ -24,8 +24,10 @@ public final class TestSession {
         self.transport = transport
     }
 
-    /// Every frame the gateway sent this session.
-    public var frames: [JSONValue] { transport.sent }
+    /// Every frame the gateway sent this session, a v2 array frame as the object it stands for.
+    public var frames: [JSONValue] {
+        transport.sent.map { frame in frame.arrayValue.flatMap(CompactFrame.object).map(JSONValue.object) ?? frame }
+    }
 
     public func frames(_ type: String) -> [JSONValue] { frames.filter { $0["type"]?.stringValue == type } }
 

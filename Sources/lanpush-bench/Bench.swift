@@ -3,6 +3,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import LanpushCore
 #endif
 
 @main
@@ -71,6 +72,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Soak: share of the sessions that reconnect every second (0.01 = 1 %).")
     var soakChurn: Double?
 
+    @Option(help: "Subprotocol of the lanpush sessions: lanpush.v2 (default) or lanpush.v1.")
+    var lanpushProtocol: String?
+
     @Flag(help: "Soak: add one more session (device d0) that never reads what it is sent, and reconnects when closed.")
     var stuck = false
 
@@ -95,6 +99,12 @@ struct Bench: ParsableCommand {
         if let soakRate { scale.soakRate = soakRate }
         if let soakChurn { scale.soakChurn = soakChurn }
         scale.soakStuck = stuck
+        if let lanpushProtocol {
+            guard ProtocolVersion(rawValue: lanpushProtocol) != nil else {
+                throw ValidationError("--lanpush-protocol: one of \(ProtocolVersion.allCases.map { $0.rawValue })")
+            }
+            scale.lanpushProtocol = lanpushProtocol
+        }
         let need = max(scale.fanSessions, scale.latencySessions, ids.contains(.soak) ? scale.soakSessions * 11 / 10 : 0) + 256
         if limit < need {
             FileHandle.standardError.write(Data("lanpush-bench: RLIMIT_NOFILE is \(limit); \(need) needed: fewer fan-out sessions\n".utf8))

@@ -134,12 +134,18 @@ extension ClientHub {
         if countStamps { stampCounts[stamp, default: 0] += 1 }
     }
 
-    /// A lanpush.v1 frame.
+    /// A lanpush frame: a v1 object, or a v2 array (`["update",seq,...]`: the type first, the seq after it).
     func process(_ s: ClientSession, _ bytes: [UInt8], now: UInt64, fromBacklog: Bool) {
         var ackSeq: UInt64?
         var isEvent = false
         var stamp: UInt64?
         bytes.withUnsafeBytes { b in
+            if b.first == UInt8(ascii: "["), b.count > 4, let comma = b.offset(after: "\",") {
+                isEvent = true
+                ackSeq = b.decimal(at: comma)
+                stamp = b.embeddedStamp()
+                return
+            }
             guard let t = b.offset(after: "\"type\":\""), t + 1 < b.count else { return }
             let c0 = b[t]
             let c1 = b[t + 1]
@@ -187,7 +193,9 @@ extension ClientHub {
 
     /// Applies a lanpush frame to the reconstructed state (and logs its size for the bytes scenario).
     func track(_ s: ClientSession, _ bytes: [UInt8]) {
-        guard let frame = try? JSONValue.parse(bytes), let o = frame.objectValue, let type = o["type"]?.stringValue else { return }
+        guard let frame = try? JSONValue.parse(bytes),
+            let o = frame.objectValue ?? frame.arrayValue.flatMap(CompactFrame.object), let type = o["type"]?.stringValue
+        else { return }
         let tag = o["tag"]?.stringValue ?? ""
         var patchBytes = 0
         switch type {

@@ -21,7 +21,7 @@ extension ScenarioRunner {
         if let l = s0.lanpush {
             kinds = (0..<n).map { .lanpush(token: l.tokens[$0]) }
             url = "ws://127.0.0.1:\(l.port)/v1/stream"
-            proto = "lanpush.v1"
+            proto = scale.lanpushProtocol
         } else {
             kinds = (0..<n).map { .mqtt(clientId: "bench-\($0)", filters: ["fan/#"]) }
             url = "ws://127.0.0.1:\(s0.server.wsPort)/mqtt"

@@ -33,6 +33,8 @@ struct Scale: Sendable {
     var soakRate = 1000.0
     var soakChurn = 0.01
     var soakStuck = false
+    /// The subprotocol the lanpush sessions offer (what the client libraries offer first by default).
+    var lanpushProtocol = ProtocolVersion.v2.rawValue
 
     static let full = Scale()
     static let smoke = Scale(
@@ -216,7 +218,7 @@ final class ScenarioRunner {
         if let l = setup.lanpush {
             kinds = (0..<sessions).map { .lanpush(token: l.tokens[$0]) }
             url = "ws://127.0.0.1:\(l.port)/v1/stream"
-            proto = "lanpush.v1"
+            proto = scale.lanpushProtocol
         } else {
             kinds = (0..<sessions).map { .mqtt(clientId: "bench-\($0)", filters: ["b/d\($0)/#"] + extraFilters, qos: qos) }
             url = "ws://127.0.0.1:\(server.wsPort)/mqtt"

@@ -44,7 +44,7 @@ struct StreamSender {
     }
 
     func run(_ lines: [Line]) async throws -> Summary {
-        let connection = try await PlatformTransport().connect(to: url, subprotocol: "lanpush.v1", tls: tls)
+        let connection = try await PlatformTransport().connect(to: url, subprotocols: [ProtocolVersion.v1.rawValue], tls: tls)
         let inbox = connection.inbox
         func next() async throws -> [String: JSONValue] {
             switch await inbox.next() {

@@ -7,7 +7,7 @@ import LanpushClient
 struct WatchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
-        abstract: "Follow the lanpush.v1 stream live: one line per event, then the current state of every activity.",
+        abstract: "Follow the lanpush stream live: one line per event, then the current state of every activity.",
         discussion: """
             As an observer (the default; --token is the admin or viewer token) it sees every device, or the one \
             given with --device, and never acknowledges anything. With --device-token it connects as that device: \

@@ -47,6 +47,9 @@ import Testing
             try await gw.push("phone", Payloads.segmented(min(1, Double(p) / 100)))
         }
         try await h.converged(with: gw)
+        // The client offered lanpush.v2 first and this gateway speaks it: the updates came as arrays.
+        #expect(h.transport.versions == ["lanpush.v2"])
+        #expect(h.transport.arrayFrames >= 2, "the two starts at least: \(h.transport.arrayFrames) array frames")
         let state = await h.client.state
         #expect(state.activities["ev-charging"]?.state["critical_text"] == "100%")
         let template = state.activities["supercharger"]?.state["template"]
@@ -140,6 +143,7 @@ import Testing
         try await h.converged(with: gw, timeout: .seconds(40))
         #expect(h.transport.connections == 1, "the session was never closed (no ack timeout)")
         #expect(h.transport.maxUnacked <= 32, "held \(h.transport.maxUnacked) unacknowledged frames")
+        #expect(h.transport.maxUnacked > 1, "the window was counted (v2 array frames included)")
         let handled = await h.log.activityChanges.count
         #expect(handled < updates, "merged while the handler was busy: \(handled) events for \(updates) updates")
         await h.stop()

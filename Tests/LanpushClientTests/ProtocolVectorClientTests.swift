@@ -75,7 +75,7 @@ final class ScriptedTransport: LanpushTransport, @unchecked Sendable {
 
     var connections: [ScriptedConnection] { lock.withLock { opened } }
 
-    func connect(to url: URL, subprotocol: String, tls: TLSPolicy) async throws -> any WebSocketConnection {
+    func connect(to url: URL, subprotocols: [String], tls: TLSPolicy) async throws -> any WebSocketConnection {
         let connection = ScriptedConnection()
         lock.withLock { opened.append(connection) }
         return connection

@@ -3,15 +3,19 @@ import Foundation
 import LanpushCore
 import Testing
 
-/// The shared protocol vectors (`Tests/Fixtures/protocol/*.json`, recorded from the gateway's core) replayed through
+/// The shared protocol vectors (`Tests/Fixtures/protocol/*.json` in lanpush.v1, `v2/*.json` the same scenarios in
+/// lanpush.v2, recorded from the gateway's core) replayed through
 /// the client's reducer: after every frame its state and ack must equal the vector's, and every subscribe it would
 /// send must equal the vector's. So the client and the server cannot drift apart.
 @Suite struct ProtocolVectorReducerTests {
     static let directory = GatewayProcess.repoRoot.appendingPathComponent("Tests/Fixtures/protocol")
 
-    static var names: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-            .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
+    /// The vectors' names, the v2 ones as `v2/<name>`.
+    static var names: [String] { files(in: "") + files(in: "v2/") }
+
+    static func files(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)) ?? [])
+            .filter { $0.hasSuffix(".json") }.map { folder + String($0.dropLast(5)) }.sorted()
     }
 
     static func load(_ name: String) throws -> JSONValue {
@@ -19,7 +23,8 @@ import Testing
     }
 
     @Test func everyVectorIsHere() {
-        #expect(Self.names.count >= 12, "\(Self.names)")
+        #expect(Self.files(in: "").count >= 12, "\(Self.names)")
+        #expect(Self.files(in: "v2/").count == Self.files(in: "").count, "every scenario in both versions")
     }
 
     @Test(arguments: names)
@@ -33,7 +38,8 @@ import Testing
                 #expect(ClientFrame.subscribe(resumeFrom: state) == subscribe, "\(name) step \(i): subscribe")
                 continue
             }
-            let frame = try #require(step["frame"]?.objectValue.flatMap(ServerFrame.init(object:)))
+            // Through the client's own parsing: a v2 frame is an array on the wire.
+            let frame = try #require(step["frame"].flatMap { ServerFrame(text: $0.serialized()) }, "\(name) step \(i)")
             let now = try #require(step["now"]?.numberValue)
             let result = reducer.reduce(state, frame, now: now)
             #expect(result.resync == nil, "\(name) step \(i): \(result.resync ?? "")")

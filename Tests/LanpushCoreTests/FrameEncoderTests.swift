@@ -52,4 +52,21 @@ import Testing
         }
         #expect(encoder.spliced == 0)
     }
+
+    /// Sessions of both versions following the same devices: each version's frames are spliced from its own last
+    /// frame, and every frame equals its own encoding in its version.
+    @Test func bothVersionsSpliceTheirOwnFrames() {
+        let view = Self.activity.view
+        let encoder = FrameEncoder()
+        for seq in [7, 8, 9, 10, 99, 100, 1_000] as [UInt64] {
+            let update = OutboundEvent.update(seq: seq, tag: "washer", patch: ["progress": 41], view: view, silent: false, alert: nil)
+            let end = OutboundEvent.end(seq: seq, tag: "washer", patch: [:], view: view)
+            for version in ProtocolVersion.allCases {
+                #expect(encoder.encode(update, version) == update.json(version).serializedBytes(), "\(version) \(seq)")
+            }
+            #expect(encoder.encode(end, .v2) == end.json(.v2).serializedBytes())
+        }
+        // The v1 updates follow each other in their slot (6 splices); each v2 update follows a v2 end (none).
+        #expect(encoder.spliced == 6)
+    }
 }

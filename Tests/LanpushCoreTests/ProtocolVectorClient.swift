@@ -1,6 +1,6 @@
 @testable import LanpushCore
 
-/// A lanpush.v1 client reduced to its state, written from docs/PROTOCOL.md and docs/CLIENTS.md only (it uses
+/// A lanpush.v1/v2 client reduced to its state, written from docs/PROTOCOL.md and docs/CLIENTS.md only (it uses
 /// nothing of the core but `JSONValue`), so the vectors check the core against the documents, not against
 /// itself. The state it spells out is the one every client must hold after each frame.
 struct VectorClient {
@@ -16,6 +16,32 @@ struct VectorClient {
             "epoch": epoch.map(JSONValue.string) ?? .null, "seq": .number(seq),
             "activities": .object(activities.mapValues(JSONValue.object)), "notifications": .array(notifications),
         ]
+    }
+
+    /// Applies one frame of either version; returns the seq to acknowledge, or nil when the frame asks for none.
+    mutating func apply(_ frame: JSONValue, now: Double) -> Double? {
+        if let object = frame.objectValue { return apply(object, now: now) }
+        guard let object = Self.objectForm(frame) else {
+            violations.append("unreadable frame \(frame)")
+            return nil
+        }
+        return apply(object, now: now)
+    }
+
+    /// A lanpush.v2 array frame (`[type, seq, tag, body, extras?]`) as the v1 object it stands for.
+    static func objectForm(_ frame: JSONValue) -> [String: JSONValue]? {
+        let bodies = ["start": "state", "update": "patch", "end": "patch", "lifecycle": "phase"]
+        guard let items = frame.arrayValue, items.count == 4 || items.count == 5,
+            let type = items[0].stringValue, let body = bodies[type], items[1].numberValue != nil,
+            items[2].stringValue != nil
+        else { return nil }
+        var object = items.count == 5 ? (items[4].objectValue ?? [:]) : [:]
+        object["type"] = items[0]
+        object["seq"] = items[1]
+        object["tag"] = items[2]
+        object[body] = items[3]
+        if type == "update", object["phase"] == nil { object["phase"] = "active" }
+        return object
     }
 
     /// Applies one frame; returns the seq to acknowledge, or nil when the frame asks for none.

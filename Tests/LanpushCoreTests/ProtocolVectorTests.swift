@@ -14,26 +14,49 @@ import Testing
         .deletingLastPathComponent().appendingPathComponent("Fixtures/protocol")
     static var recording: Bool { ProcessInfo.processInfo.environment["LANPUSH_RECORD_VECTORS"] == "1" }
 
-    @Test(arguments: VectorScenario.all)
-    func vectorMatchesTheCore(_ scenario: VectorScenario) throws {
+    /// Where a version's vectors live: v1 at the top, later versions in a folder of their own.
+    static func directory(_ version: ProtocolVersion) -> URL {
+        version == .v1 ? directory : directory.appendingPathComponent(String(version.rawValue.split(separator: ".").last!))
+    }
+
+    @Test(arguments: VectorScenario.all, ProtocolVersion.allCases)
+    func vectorMatchesTheCore(_ scenario: VectorScenario, _ version: ProtocolVersion) throws {
         let vector = scenario.record()
         #expect(vector.violations.isEmpty, "the core sent frames a client cannot apply: \(vector.violations)")
-        let file = Self.directory.appendingPathComponent("\(scenario.name).json")
+        let folder = Self.directory(version)
+        let file = folder.appendingPathComponent("\(scenario.name).json")
         if Self.recording {
-            try FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
-            try (VectorJSON.pretty(vector.json) + "\n").write(to: file, atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try (VectorJSON.pretty(vector.json(version)) + "\n").write(to: file, atomically: true, encoding: .utf8)
             return
         }
         let text = try String(contentsOf: file, encoding: .utf8)
         let committed = try JSONValue.parse(text)
-        let difference = VectorJSON.firstDifference(committed, vector.json)
-        #expect(difference == nil, "\(scenario.name).json differs from the core at \(difference ?? ""); re-record with LANPUSH_RECORD_VECTORS=1 if the change is intended")
+        let difference = VectorJSON.firstDifference(committed, vector.json(version))
+        #expect(difference == nil, "\(version.rawValue) \(scenario.name).json differs from the core at \(difference ?? ""); re-record with LANPUSH_RECORD_VECTORS=1 if the change is intended")
     }
 
-    @Test(.disabled(if: recording, "files are being rewritten")) func everyCommittedVectorHasAScenario() throws {
+    @Test(.disabled(if: recording, "files are being rewritten"), arguments: ProtocolVersion.allCases)
+    func everyCommittedVectorHasAScenario(_ version: ProtocolVersion) throws {
         let names = Set(VectorScenario.all.map(\.name))
-        let files = try FileManager.default.contentsOfDirectory(atPath: Self.directory.path).filter { $0.hasSuffix(".json") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.directory(version).path).filter { $0.hasSuffix(".json") }
         #expect(Set(files.map { String($0.dropLast(5)) }) == names)
+    }
+
+    /// The v2 frames of every scenario carry what the v1 frames do: a client reading them ends every step in the
+    /// same state, and they are smaller.
+    @Test(arguments: VectorScenario.all)
+    func v2FramesLeadToTheSameStates(_ scenario: VectorScenario) {
+        let vector = scenario.record()
+        #expect(vector.v2Violations.isEmpty, "\(vector.v2Violations)")
+        let v1 = vector.json(.v1)["steps"]!.arrayValue!.compactMap { $0["frame"] }
+        let v2 = vector.json(.v2)["steps"]!.arrayValue!.compactMap { $0["frame"] }
+        #expect(v1.count == v2.count)
+        let v1Bytes = v1.reduce(0) { $0 + $1.serializedCount }
+        let v2Bytes = v2.reduce(0) { $0 + $1.serializedCount }
+        let compact = v2.filter { $0.arrayValue != nil }.count
+        #expect(compact == v1.filter { ["start", "update", "end", "lifecycle"].contains($0["type"]?.stringValue ?? "") }.count)
+        #expect(compact == 0 ? v2Bytes == v1Bytes : v2Bytes < v1Bytes)
     }
 
     @Test func theReferenceReducerFollowsTheProtocol() {
@@ -96,8 +119,18 @@ struct VectorRecorder {
         self.initial = client.json
     }
 
-    var json: JSONValue {
-        ["format": 1, "name": .string(name), "description": .string(summary), "initial": initial, "steps": .array(steps)]
+    /// The same steps with the frames in v2 form, read by a second client that must end each in the same state.
+    var stepsV2: [JSONValue] = []
+    var clientV2 = VectorClient()
+    var v2Violations: [String] = []
+
+    func json(_ version: ProtocolVersion) -> JSONValue {
+        var o: [String: JSONValue] = [
+            "format": 1, "name": .string(name), "description": .string(summary), "initial": initial,
+            "steps": .array(version == .v1 ? steps : stepsV2),
+        ]
+        if version != .v1 { o["protocol"] = .string(version.rawValue) }
+        return .object(o)
     }
 
     /// A notify payload as HA posts it (`{"title","message","data"}`), through the gateway's own interpreter.
@@ -149,6 +182,7 @@ struct VectorRecorder {
             subscribe["seq"] = .number(client.seq)
         }
         steps.append(["now": .number(now), "subscribe": .object(subscribe)])
+        stepsV2.append(["now": .number(now), "subscribe": .object(subscribe)])
         let (c, start) = Coalescer.subscribe(ledger: ledger, resume: point, window: window)
         coalescer = c
         if case .replay(let from) = start {
@@ -165,7 +199,7 @@ struct VectorRecorder {
         var count = 0
         while count < max, coalescer != nil {
             if let event = coalescer!.next(ledger: &ledger, now: now) {
-                receive(event.json)
+                receive(event.json, v2: event.json(.v2))
             } else if let seq = coalescer!.takeSynced(ledger: ledger) {
                 receive(["type": "synced", "seq": .number(Double(seq))])
             } else {
@@ -192,10 +226,17 @@ struct VectorRecorder {
         return highest
     }
 
-    private mutating func receive(_ frame: JSONValue) {
+    /// One frame as both versions send it (`v2` defaults to the same object: the frames v2 leaves as they are).
+    private mutating func receive(_ frame: JSONValue, v2: JSONValue? = nil) {
         let ack = client.apply(frame.objectValue!, now: now)
         violations += client.violations
         client.violations = []
         steps.append(["now": .number(now), "frame": frame, "state": client.json, "ack": ack.map(JSONValue.number) ?? .null])
+        let v2Frame = v2 ?? frame
+        let ackV2 = clientV2.apply(v2Frame, now: now)
+        v2Violations += clientV2.violations
+        clientV2.violations = []
+        if clientV2.json != client.json || ackV2 != ack { v2Violations.append("state or ack differs after \(v2Frame)") }
+        stepsV2.append(["now": .number(now), "frame": v2Frame, "state": clientV2.json, "ack": ackV2.map(JSONValue.number) ?? .null])
     }
 }

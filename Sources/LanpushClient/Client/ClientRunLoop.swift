@@ -93,7 +93,7 @@ extension LanpushClient {
         let connection: any WebSocketConnection
         do {
             connection = try await configuration.transport.connect(
-                to: configuration.url, subprotocol: "lanpush.v1", tls: configuration.tls)
+                to: configuration.url, subprotocols: ProtocolVersion.subprotocols, tls: configuration.tls)
         } catch {
             return .connectFailed("\(error)")
         }

@@ -1,7 +1,7 @@
 import Foundation
 import LanpushCore
 
-/// A lanpush.v1 client: keeps a device's activities and notifications, acknowledges what the app handled, resumes by
+/// A client of the LAN protocol (lanpush.v2, or v1 from an older gateway): keeps a device's activities and notifications, acknowledges what the app handled, resumes by
 /// replay after any disconnect and reconnects with backoff (docs/CLIENTS.md). The same behaviour as the TypeScript
 /// library, on Swift concurrency:
 ///

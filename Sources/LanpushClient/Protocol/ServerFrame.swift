@@ -1,7 +1,8 @@
 import LanpushCore
 
-/// One frame from the gateway (docs/PROTOCOL.md): a JSON object with a `type`, kept as received so nothing a newer
-/// gateway adds is lost, with typed access to the fields every frame kind shares.
+/// One frame from the gateway (docs/PROTOCOL.md): a JSON object with a `type` (a lanpush.v2 array frame is read as
+/// the object it stands for), kept as received so nothing a newer gateway adds is lost, with typed access to the
+/// fields every frame kind shares.
 public struct ServerFrame: Sendable, Hashable {
     public let type: String
     public let object: [String: JSONValue]
@@ -19,9 +20,12 @@ public struct ServerFrame: Sendable, Hashable {
         self.object = object
     }
 
-    /// Parses one text message; nil for anything that is not a JSON object with a string `type`.
+    /// Parses one text message; nil for anything that is neither a JSON object with a string `type` nor a
+    /// well-formed lanpush.v2 array frame.
     public init?(text: String) {
-        guard let value = try? JSONValue.parse(text), let object = value.objectValue else { return nil }
+        guard let value = try? JSONValue.parse(text),
+            let object = value.objectValue ?? value.arrayValue.flatMap(CompactFrame.object)
+        else { return nil }
         self.init(object: object)
     }
 

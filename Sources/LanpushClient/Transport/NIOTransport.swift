@@ -11,8 +11,8 @@ import NIOSSL
 public struct PlatformTransport: LanpushTransport {
     public init() {}
 
-    public func connect(to url: URL, subprotocol: String, tls: TLSPolicy) async throws -> any WebSocketConnection {
-        try await NIOWebSocketClient.connect(to: url, subprotocol: subprotocol, tls: tls)
+    public func connect(to url: URL, subprotocols: [String], tls: TLSPolicy) async throws -> any WebSocketConnection {
+        try await NIOWebSocketClient.connect(to: url, subprotocols: subprotocols, tls: tls)
     }
 
     public func post(to url: URL, body: JSONValue, tls: TLSPolicy) async throws -> (status: Int, body: JSONValue?) {

@@ -17,7 +17,7 @@ enum NIOWebSocketClient {
         case refused
     }
 
-    static func connect(to url: URL, subprotocol: String, tls: TLSPolicy) async throws -> NIOWebSocketConnection {
+    static func connect(to url: URL, subprotocols: [String], tls: TLSPolicy) async throws -> NIOWebSocketConnection {
         let target = try Endpoint(url: url, secureSchemes: ["wss", "https"])
         let inbox = TransportInbox()
         let sslContext = try target.secure ? TLSChannel.context(for: tls) : nil
@@ -38,7 +38,7 @@ enum NIOWebSocketClient {
                     }
                     var headers = HTTPHeaders()
                     headers.add(name: "Host", value: target.hostHeader)
-                    headers.add(name: "Sec-WebSocket-Protocol", value: subprotocol)
+                    headers.add(name: "Sec-WebSocket-Protocol", value: subprotocols.joined(separator: ", "))
                     let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target.path, headers: headers)
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration(
                         upgradeRequestHead: head, upgraders: [upgrader],

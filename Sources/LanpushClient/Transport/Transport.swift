@@ -20,10 +20,11 @@ public protocol WebSocketConnection: Sendable {
     func close(code: Int, reason: String) async
 }
 
-/// The network under the client: a WebSocket with the `lanpush.v1` subprotocol, and one JSON POST for pairing.
+/// The network under the client: a WebSocket offering the client's subprotocols (newest first: `lanpush.v2`,
+/// `lanpush.v1`), and one JSON POST for pairing.
 /// `PlatformTransport` is SwiftNIO on Linux and URLSession on Apple platforms; tests pass their own.
 public protocol LanpushTransport: Sendable {
-    func connect(to url: URL, subprotocol: String, tls: TLSPolicy) async throws -> any WebSocketConnection
+    func connect(to url: URL, subprotocols: [String], tls: TLSPolicy) async throws -> any WebSocketConnection
     /// POSTs a JSON body; answers the status and the JSON body (nil when empty or not JSON).
     func post(to url: URL, body: JSONValue, tls: TLSPolicy) async throws -> (status: Int, body: JSONValue?)
 }

@@ -9,10 +9,10 @@ import Security
 public struct PlatformTransport: LanpushTransport {
     public init() {}
 
-    public func connect(to url: URL, subprotocol: String, tls: TLSPolicy) async throws -> any WebSocketConnection {
+    public func connect(to url: URL, subprotocols: [String], tls: TLSPolicy) async throws -> any WebSocketConnection {
         let delegate = TrustDelegate(policy: tls)
         let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
-        let task = session.webSocketTask(with: url, protocols: [subprotocol])
+        let task = session.webSocketTask(with: url, protocols: subprotocols)
         task.maximumMessageSize = 16 << 20
         let connection = URLSessionWebSocketConnection(task: task, session: session)
         delegate.connection = connection

@@ -3,44 +3,55 @@
 /// the next one that differs only in its seq is spliced from them instead of built and encoded again.
 ///
 /// Equal events encode to equal bytes (sorted keys), so a splice is byte for byte what the encoding would be.
-/// One frame is kept, the last: fan-out writes every session of one change in the same pass. Not thread-safe:
-/// one per loop.
+/// One frame is kept per protocol version, the last: fan-out writes every session of one change in the same pass,
+/// and sessions of both versions may follow the same devices. Not thread-safe: one per loop.
 public final class FrameEncoder {
-    /// The last event encoded, with seq 0.
-    private var last: OutboundEvent?
-    private var lastBytes: [UInt8] = []
-    /// Where the seq's digits are in `lastBytes`.
-    private var seqRange: Range<Int> = 0..<0
+    /// The last event encoded in one version (with seq 0), its bytes and where its seq's digits are.
+    private struct Last {
+        var event: OutboundEvent?
+        var bytes: [UInt8] = []
+        var seqRange: Range<Int> = 0..<0
+    }
+
+    private var last: [Last] = Array(repeating: Last(), count: ProtocolVersion.allCases.count)
     /// Frames spliced rather than encoded (for tests and benchmarks).
     public private(set) var spliced = 0
 
     public init() {}
 
-    public func encode(_ event: OutboundEvent) -> [UInt8] {
-        guard let seq = event.spliceableSeq else { return event.json.serializedBytes() }
+    public func encode(_ event: OutboundEvent, _ version: ProtocolVersion = .v1) -> [UInt8] {
+        guard let seq = event.spliceableSeq else { return event.json(version).serializedBytes() }
+        let slot = version == .v1 ? 0 : 1
         let key = event.withSeq(0)
-        if key == last {
+        if key == last[slot].event {
             spliced += 1
+            let kept = last[slot]
             var out = [UInt8]()
-            out.reserveCapacity(lastBytes.count + 8)
-            out.append(contentsOf: lastBytes[..<seqRange.lowerBound])
+            out.reserveCapacity(kept.bytes.count + 8)
+            out.append(contentsOf: kept.bytes[..<kept.seqRange.lowerBound])
             JSONWriter.writeNumber(Double(seq), into: &out)
-            out.append(contentsOf: lastBytes[seqRange.upperBound...])
+            out.append(contentsOf: kept.bytes[kept.seqRange.upperBound...])
             return out
         }
         var out = [UInt8]()
         out.reserveCapacity(256)
-        guard let range = JSONWriter.write(event.json, into: &out, marking: "seq") else {
-            last = nil
+        let frame = event.json(version)
+        let range: Range<Int>?
+        if case .array(let items) = frame, let type = items.first?.stringValue {
+            JSONWriter.write(frame, into: &out)
+            let start = CompactFrame.seqOffset(type: type)
+            range = start..<(start + JSONWriter.countNumber(Double(seq)))
+        } else {
+            range = JSONWriter.write(frame, into: &out, marking: "seq")
+        }
+        guard let range else {
+            last[slot].event = nil
             return out
         }
-        last = key
-        lastBytes = out
-        seqRange = range
+        last[slot] = Last(event: key, bytes: out, seqRange: range)
         return out
     }
 }
-
 extension OutboundEvent {
     /// The seq of a frame that carries it as its top-level `seq` (every frame but a snapshot's and a drop report).
     var spliceableSeq: UInt64? {

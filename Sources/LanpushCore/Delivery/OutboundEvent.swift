@@ -1,4 +1,4 @@
-/// A frame of the lanpush.v1 protocol from the gateway to a LAN client (docs/PROTOCOL.md).
+/// A frame of the LAN client protocol from the gateway to a client (docs/PROTOCOL.md).
 public enum OutboundEvent: Sendable, Hashable {
     case start(seq: UInt64, tag: String, attributes: ActivityAttributes, view: ClientView, alert: ActivityAlert?)
     /// `staleDateRemoved`: the client holds a stale date the activity no longer has (stale dates belong to each
@@ -28,6 +28,13 @@ public enum OutboundEvent: Sendable, Hashable {
     /// notification queue, the resume history), so both bounds are in the same unit.
     public var frameBytes: Int { json.serializedCount }
 
+    /// The frame in `version`: v1's object, or v2's array for the frames about one activity.
+    public func json(_ version: ProtocolVersion) -> JSONValue {
+        guard version != .v1, case .object(let o) = json else { return json }
+        return version.frame(o)
+    }
+
+    /// The frame as lanpush.v1 writes it.
     public var json: JSONValue {
         switch self {
         case .start(let seq, let tag, let attributes, let view, let alert):

@@ -94,7 +94,7 @@ final class PublisherIngest {
         session.role = .publisher
         session.publisher = PublisherState(window: window)
         session.queueControl([
-            "type": "auth_ok", "role": "publisher", "version": .string(SessionProtocol.version),
+            "type": "auth_ok", "role": "publisher", "version": .string(session.version.rawValue),
             "window": .number(Double(window)),
         ])
         logger.info("publisher session opened", metadata: session.metadata())

@@ -1,11 +1,10 @@
 import LanpushCore
 import Logging
 
-/// lanpush.v1 from the client's side (docs/PROTOCOL.md): a session opens, authenticates as a device or an observer,
+/// The LAN client protocol (lanpush.v1 and v2) from the client's side (docs/PROTOCOL.md): a session opens, authenticates as a device or an observer,
 /// registers relay credentials, subscribes (or resumes), acks, reports tokens and dismissals, and closes. Loop
 /// thread only.
 final class SessionProtocol {
-    static let version = "lanpush.v1"
     /// A session that has not authenticated by then is closed with 4001.
     static let authTimeout: Double = 10
 
@@ -53,7 +52,7 @@ final class SessionProtocol {
             session.queueControl(["type": "error", "message": "too many sessions"])
             return sessions.close(session, code: 1013, reason: "too many sessions")
         }
-        session.queueControl(["type": "auth_required", "version": .string(Self.version)])
+        session.queueControl(["type": "auth_required", "version": .string(session.version.rawValue)])
     }
 
     func closed(id: UInt64) {
@@ -126,6 +125,16 @@ final class SessionProtocol {
     private func authenticate(_ session: StreamSession, _ message: [String: JSONValue]) {
         let token = message["token"]?.stringValue ?? ""
         let peer = session.transport.peer
+        if let asked = message["version"], !asked.isNull {
+            // A socket that cannot offer subprotocols (the Scripting app's) chooses here. A version this gateway
+            // does not know is treated like an unknown subprotocol: the session keeps the one it has, and auth_ok
+            // says which (a newer client falls back, as it would with an older gateway).
+            guard let name = asked.stringValue else {
+                session.queueControl(["type": "auth_invalid", "message": "version: must be a string (e.g. \"lanpush.v2\")"])
+                return sessions.close(session, code: 4001, reason: "auth invalid")
+            }
+            if let version = ProtocolVersion(rawValue: name) { session.version = version }
+        }
         if let wait = throttle.retryAfter(peer, now: clock()) {
             // Not 4001: a client stops for good on that; this one may try again later, with the same token.
             let seconds = AuthThrottle.seconds(wait)
@@ -147,7 +156,7 @@ final class SessionProtocol {
             let scope = message["device"]?.stringValue
             if let scope, directory[scope] == nil { return rejectAuth(session, "unknown device '\(scope)'") }
             session.role = .observer(device: scope)
-            session.queueControl(["type": "auth_ok", "role": "observer", "version": .string(Self.version)])
+            session.queueControl(["type": "auth_ok", "role": "observer", "version": .string(session.version.rawValue)])
             logger.info("observer session opened", metadata: session.metadata())
             return
         }
@@ -161,7 +170,7 @@ final class SessionProtocol {
         report.announce(device)
         session.queueControl([
             "type": "auth_ok", "device_id": .string(device.id), "epoch": .string(device.ledger.epoch),
-            "seq": .number(Double(device.ledger.seq)), "version": .string(Self.version),
+            "seq": .number(Double(device.ledger.seq)), "version": .string(session.version.rawValue),
         ])
         logger.info("session opened", metadata: session.metadata())
     }

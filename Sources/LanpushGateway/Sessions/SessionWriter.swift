@@ -49,7 +49,7 @@ struct SessionWriter {
         case .device(let id):
             guard session.follows(id), let device = directory[id] else { return nil }
             if let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now) {
-                return frames.encode(event)
+                return frames.encode(event, session.version)
             }
             if let seq = session.coalescers[id]!.takeSynced(ledger: device.ledger) {
                 return JSONValue.object(["type": "synced", "seq": .number(Double(seq))]).serializedBytes()
@@ -63,7 +63,7 @@ struct SessionWriter {
                 let synced = event == nil ? session.coalescers[id]!.takeSynced(ledger: device.ledger) : nil
                 if let event, case .object(var o) = event.json {
                     o["device_id"] = .string(id)
-                    return JSONValue.object(o).serializedBytes()
+                    return session.version.frame(o).serializedBytes()
                 }
                 if let synced {
                     return JSONValue.object(["type": "synced", "seq": .number(Double(synced)), "device_id": .string(id)])

@@ -1,7 +1,7 @@
 import LanpushCore
 import Logging
 
-/// One lanpush.v1 WebSocket session. Owned by the `SessionRegistry`; touched only on the lws loop thread.
+/// One WebSocket session of the LAN client protocol. Owned by the `SessionRegistry`; touched only on the lws loop thread.
 final class StreamSession {
     enum Role: Equatable {
         /// Waiting for `auth`.
@@ -17,6 +17,8 @@ final class StreamSession {
     let transport: SessionTransport
     let openedAt: Double
     var role: Role = .pending
+    /// The protocol version its frames are written in: the handshake's subprotocol, or the `auth` frame's choice.
+    var version: ProtocolVersion
     /// Frames that go out ahead of events (auth answers, synced, errors).
     var control: [[UInt8]] = []
     /// Per device: what this session still has to be sent. A device session has one; an observer one per device.
@@ -36,6 +38,7 @@ final class StreamSession {
     init(id: UInt64, transport: SessionTransport, now: Double) {
         self.id = id
         self.transport = transport
+        self.version = ProtocolVersion(rawValue: transport.subprotocol) ?? .v1
         self.openedAt = now
         self.lastActivity = now
     }

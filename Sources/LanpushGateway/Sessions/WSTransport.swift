@@ -4,10 +4,12 @@ import LanpushLWS
 final class WSTransport: SessionTransport {
     weak var connection: WSConnection?
     let peer: String
+    let subprotocol: String
 
     init(_ connection: WSConnection) {
         self.connection = connection
         self.peer = connection.peerAddress
+        self.subprotocol = connection.subprotocol
     }
 
     func requestWritable() { connection?.requestWritable() }

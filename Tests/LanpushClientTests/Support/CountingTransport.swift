@@ -11,6 +11,8 @@ final class CountingTransport: LanpushTransport, @unchecked Sendable {
     private var sentFrames: [JSONValue] = []
     private var unacked: [UInt64] = []
     private var maxUnackedCount = 0
+    private var arrayFrameCount = 0
+    private var versionsSpoken: [String] = []
 
     init(_ inner: any LanpushTransport = PlatformTransport()) {
         self.inner = inner
@@ -19,11 +21,15 @@ final class CountingTransport: LanpushTransport, @unchecked Sendable {
     var connections: Int { lock.withLock { connectionCount } }
     var sent: [JSONValue] { lock.withLock { sentFrames } }
     var maxUnacked: Int { lock.withLock { maxUnackedCount } }
+    /// Event frames that came as lanpush.v2 arrays.
+    var arrayFrames: Int { lock.withLock { arrayFrameCount } }
+    /// What each session's `auth_ok` said it speaks.
+    var versions: [String] { lock.withLock { versionsSpoken } }
     var acks: [UInt64] { sent.filter { $0["type"] == "ack" }.compactMap { $0["seq"]?.numberValue.map { UInt64($0) } } }
 
-    func connect(to url: URL, subprotocol: String, tls: TLSPolicy) async throws -> any WebSocketConnection {
+    func connect(to url: URL, subprotocols: [String], tls: TLSPolicy) async throws -> any WebSocketConnection {
         lock.withLock { connectionCount += 1 }
-        let connection = try await inner.connect(to: url, subprotocol: subprotocol, tls: tls)
+        let connection = try await inner.connect(to: url, subprotocols: subprotocols, tls: tls)
         lock.withLock { unacked = [] }
         return CountedConnection(inner: connection, owner: self)
     }
@@ -33,11 +39,15 @@ final class CountingTransport: LanpushTransport, @unchecked Sendable {
     }
 
     fileprivate func received(_ text: String) {
-        guard let frame = try? JSONValue.parse(text), let seq = frame["seq"]?.numberValue,
-            ["start", "update", "end", "lifecycle", "notification", "clear"].contains(frame["type"]?.stringValue ?? "")
+        guard let frame = ServerFrame(text: text) else { return }
+        if frame.type == "auth_ok", let version = frame["version"]?.stringValue {
+            lock.withLock { versionsSpoken.append(version) }
+        }
+        guard let seq = frame.seq, ["start", "update", "end", "lifecycle", "notification", "clear"].contains(frame.type)
         else { return }
         lock.withLock {
-            unacked.append(UInt64(seq))
+            if text.utf8.first == UInt8(ascii: "[") { arrayFrameCount += 1 }
+            unacked.append(seq)
             maxUnackedCount = max(maxUnackedCount, unacked.count)
         }
     }

@@ -45,6 +45,10 @@ class FakeTransport:
     def receive(self, frame):
         self.incoming.put_nowait(json.dumps(frame))
 
+    def receive_text(self, text):
+        """A message as sent, JSON or not."""
+        self.incoming.put_nowait(text)
+
     def server_close(self, code, reason=""):
         self.closed = self.closed or (code, reason)
         self.incoming.put_nowait(TransportClosed(code, reason))
@@ -99,13 +103,13 @@ async def settle(rounds=50):
         await asyncio.sleep(0)
 
 
-async def handshake(connector, nth=1, device="phone"):
+async def handshake(connector, nth=1, device="phone", version="lanpush.v1"):
     """Waits for the client's `nth` connection and completes auth (the client then sends register / subscribe)."""
     await eventually(lambda: _assert(len(connector.transports) >= nth))
     t = connector.transports[nth - 1]
-    t.receive({"type": "auth_required", "version": "lanpush.v1"})
+    t.receive({"type": "auth_required", "version": version})
     await eventually(lambda: _assert(t.sent_of("auth")))
-    t.receive({"type": "auth_ok", "device_id": device, "epoch": "whatever", "seq": 0, "version": "lanpush.v1"})
+    t.receive({"type": "auth_ok", "device_id": device, "epoch": "whatever", "seq": 0, "version": version})
     await eventually(lambda: _assert(t.sent_of("subscribe")))
     return t
 

@@ -4,6 +4,7 @@ import asyncio
 import json
 
 from fakes import eventually
+from lanpush.frames import parse_frame
 from lanpush.merge_patch import json_equal
 
 
@@ -48,11 +49,13 @@ def _assert(value, detail=None):
 
 
 class CountingTransport:
-    """Wraps a real transport: the frames received, the highest ack sent, and the most event frames ever held
-    unacknowledged (the gateway's credit window bounds it; snapshot and synced do not count, as on the gateway)."""
+    """Wraps a real transport: the messages received as sent (`texts`) and as the client reads them (`received`, v1
+    objects), the highest ack sent, and the most event frames ever held unacknowledged (the gateway's credit window
+    bounds it; snapshot and synced do not count, as on the gateway)."""
 
     def __init__(self, inner):
         self.inner = inner
+        self.texts = []
         self.received = []
         self.acked = 0
         self.max_unacked = 0
@@ -64,7 +67,10 @@ class CountingTransport:
 
     async def recv(self):
         text = await self.inner.recv()
-        self.received.append(json.loads(text))
+        self.texts.append(text)
+        frame = parse_frame(text)
+        if frame is not None:
+            self.received.append(frame)
         self.max_unacked = max(self.max_unacked, self.unacked)
         return text
 

@@ -29,9 +29,9 @@ async def test_handshake_auth_register_with_supports_live_activities_and_the_sto
              supports_live_activities=True)
     c.start()
     t = await handshake(connector)
-    assert t.subprotocols == ["lanpush.v1"]
+    assert t.subprotocols == ["lanpush.v2", "lanpush.v1"]
     assert t.sent == [
-        {"type": "auth", "token": "secret"},
+        {"type": "auth", "token": "secret", "version": "lanpush.v2"},
         {"type": "register", "push_token": "tok", "push_url": "http://ha/relay", "supports_live_activities": True},
         {"type": "subscribe", "epoch": "e1", "seq": 41},
     ]
@@ -194,7 +194,8 @@ async def test_an_observer_sends_its_role_and_device_keeps_per_device_state_and_
     c.on("activity", seen.append)
     c.start()
     t = await handshake(connector)
-    assert t.sent[:2] == [{"type": "auth", "token": "admin", "role": "observer", "device": "phone"},
+    assert t.sent[:2] == [{"type": "auth", "token": "admin", "version": "lanpush.v2", "role": "observer",
+                           "device": "phone"},
                           {"type": "subscribe"}]
     t.receive({"type": "snapshot", "epoch": "e", "seq": 3, "activities": [], "device_id": "phone"})
     t.receive({**start(4, "a"), "device_id": "phone"})

@@ -86,6 +86,8 @@ var Emitter = class {
 };
 
 // ../typescript/src/protocol.ts
+var PROTOCOLS = ["lanpush.v2", "lanpush.v1"];
+var PREFERRED_PROTOCOL = PROTOCOLS[0];
 var EVENT_TYPES = /* @__PURE__ */ new Set([
   "snapshot",
   "replay",
@@ -104,6 +106,30 @@ function isEventFrame(frame) {
 function isObject(value) {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+var ARRAY_BODIES = /* @__PURE__ */ new Map([
+  ["start", { key: "state", kind: "object" }],
+  ["update", { key: "patch", kind: "object" }],
+  ["end", { key: "patch", kind: "object" }],
+  ["lifecycle", { key: "phase", kind: "string" }]
+]);
+function fromArray(a) {
+  if (a.length < 4 || a.length > 5)
+    return null;
+  const [type, seq, tag, body, extras] = a;
+  if (typeof type !== "string" || typeof seq !== "number" || typeof tag !== "string")
+    return null;
+  const spec = ARRAY_BODIES.get(type);
+  if (!spec)
+    return null;
+  if (spec.kind === "object" ? !isObject(body) : typeof body !== "string")
+    return null;
+  if (a.length === 5 && !isObject(extras))
+    return null;
+  const frame = { ...extras, type, seq, tag, [spec.key]: body };
+  if (type === "update" && frame.phase === void 0)
+    frame.phase = "active";
+  return frame;
+}
 function parseFrame(text) {
   let value;
   try {
@@ -111,6 +137,8 @@ function parseFrame(text) {
   } catch {
     return null;
   }
+  if (Array.isArray(value))
+    return fromArray(value);
   if (!isObject(value) || typeof value.type !== "string")
     return null;
   return value;
@@ -523,11 +551,11 @@ var LanpushClient = class {
   }
   makeSocket() {
     if (this.options.createSocket)
-      return this.options.createSocket(this.options.url, ["lanpush.v1"]);
+      return this.options.createSocket(this.options.url, [...PROTOCOLS]);
     const Ctor = this.options.WebSocket ?? globalWebSocket();
     if (!Ctor)
       throw new Error("no WebSocket: pass the WebSocket or createSocket option");
-    return new Ctor(this.options.url, ["lanpush.v1"]);
+    return new Ctor(this.options.url, [...PROTOCOLS]);
   }
   connect() {
     this.setStatus("connecting");
@@ -632,7 +660,7 @@ var LanpushClient = class {
       return this.handleEvent(conn, frame);
     switch (frame.type) {
       case "auth_required": {
-        const auth = { type: "auth", token: this.options.token };
+        const auth = { type: "auth", token: this.options.token, version: PREFERRED_PROTOCOL };
         if (this.isObserver) {
           auth.role = "observer";
           if (this.options.device !== void 0)

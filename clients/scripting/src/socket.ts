@@ -3,7 +3,8 @@ import type { CloseEventLike, MessageEventLike, WebSocketLike } from "../../type
 /**
  * The Scripting app's `WebSocket` behind the interface the lanpush client expects. Its close handler gets a
  * reason but never the code, so the client tells a refused token from the `auth_invalid` frame before the
- * close, and a rate limit from the reason's "try again in N s" (docs/CLIENTS.md).
+ * close, and a rate limit from the reason's "try again in N s" (docs/CLIENTS.md). Nor can it offer subprotocols:
+ * the client's `auth` frame asks for lanpush.v2 instead.
  */
 export class ScriptingSocket implements WebSocketLike {
   readyState = 0;

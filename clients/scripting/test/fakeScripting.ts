@@ -370,10 +370,15 @@ const BackgroundKeeperFake: typeof BackgroundKeeper = {
 /** The app's WebSocket (reason-only close, text messages as strings) over Node's WHATWG one. */
 class ScriptingWebSocketFake {
   static opened: ScriptingWebSocketFake[] = [];
+  /** Set by a test to change what the gateway sent before the script gets it. */
+  static rewrite: ((text: string) => string) | null = null;
   onopen?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: string | Data) => void;
   onclose?: (reason?: string) => void;
+  /** What the script sent, and the texts it was handed (after any rewrite). */
+  readonly sent: string[] = [];
+  readonly delivered: string[] = [];
   private readonly ws: any;
 
   constructor(readonly url: string) {
@@ -381,12 +386,18 @@ class ScriptingWebSocketFake {
     const NodeWebSocket = (globalThis as any).NodeWebSocket;
     this.ws = new NodeWebSocket(url);
     this.ws.onopen = () => this.onopen?.();
-    this.ws.onmessage = (e: { data: unknown }) => this.onmessage?.(String(e.data));
+    this.ws.onmessage = (e: { data: unknown }) => {
+      const rewrite = ScriptingWebSocketFake.rewrite;
+      const text = rewrite ? rewrite(String(e.data)) : String(e.data);
+      this.delivered.push(text);
+      this.onmessage?.(text);
+    };
     this.ws.onclose = (e: { reason: string }) => this.onclose?.(e.reason);
     this.ws.onerror = () => this.onerror?.(new Error("WebSocket error"));
   }
 
   send(message: string | Data): void {
+    if (typeof message === "string") this.sent.push(message);
     this.ws.send(message);
   }
 
@@ -421,3 +432,8 @@ export function reset(): void {
 }
 
 export const sockets = ScriptingWebSocketFake.opened;
+
+/** Every message the gateway sends goes through `rewrite` before the script sees it (`null`: as sent). */
+export function rewriteIncoming(rewrite: ((text: string) => string) | null): void {
+  ScriptingWebSocketFake.rewrite = rewrite;
+}

@@ -1,7 +1,7 @@
 import { Backoff, BackoffOptions } from "./backoff.js";
 import { classifyClose } from "./closeCodes.js";
 import { Emitter, Handler } from "./emitter.js";
-import { EventFrame, isEventFrame, JSONObject, parseFrame, Registration, ServerFrame } from "./protocol.js";
+import { EventFrame, isEventFrame, JSONObject, parseFrame, PREFERRED_PROTOCOL, PROTOCOLS, Registration, ServerFrame } from "./protocol.js";
 import { reduce, StateEvent } from "./reducer.js";
 import { DeviceState, emptyState, sortedActivities, Activity } from "./state.js";
 import { StateStore } from "./store.js";
@@ -68,8 +68,9 @@ interface Connection {
 type Outgoing = JSONObject & { type: string };
 
 /**
- * A lanpush.v1 client: keeps a device's activities and notifications, acknowledges what its handlers have
- * handled, resumes by replay after any disconnect and reconnects with backoff. See docs/CLIENTS.md.
+ * A lanpush client (lanpush.v2, or lanpush.v1 with an older gateway): keeps a device's activities and
+ * notifications, acknowledges what its handlers have handled, resumes by replay after any disconnect and reconnects
+ * with backoff. See docs/CLIENTS.md.
  */
 export class LanpushClient {
   readonly options: LanpushClientOptions;
@@ -214,10 +215,10 @@ export class LanpushClient {
   }
 
   private makeSocket(): WebSocketLike {
-    if (this.options.createSocket) return this.options.createSocket(this.options.url, ["lanpush.v1"]);
+    if (this.options.createSocket) return this.options.createSocket(this.options.url, [...PROTOCOLS]);
     const Ctor = this.options.WebSocket ?? globalWebSocket();
     if (!Ctor) throw new Error("no WebSocket: pass the WebSocket or createSocket option");
-    return new Ctor(this.options.url, ["lanpush.v1"]);
+    return new Ctor(this.options.url, [...PROTOCOLS]);
   }
 
   private connect(): void {
@@ -322,7 +323,9 @@ export class LanpushClient {
     if (isEventFrame(frame)) return this.handleEvent(conn, frame);
     switch (frame.type) {
       case "auth_required": {
-        const auth: JSONObject = { type: "auth", token: this.options.token };
+        // Named here too for sockets that cannot offer subprotocols (the Scripting app's); an older gateway
+        // ignores it, and whichever version auth_ok names, parseFrame reads both.
+        const auth: JSONObject = { type: "auth", token: this.options.token, version: PREFERRED_PROTOCOL };
         if (this.isObserver) {
           auth.role = "observer";
           if (this.options.device !== undefined) auth.device = this.options.device;

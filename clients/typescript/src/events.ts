@@ -45,7 +45,8 @@ export interface ClientEvents {
   /** Observers: a device's sessions or registration changed. */
   device: DeviceFrame & OfDevice;
   /**
-   * Every frame from the gateway, as received, just before the client applies it (auth and control frames too).
+   * Every frame from the gateway, as received, just before the client applies it (auth and control frames too);
+   * a lanpush.v2 array frame comes as its v1 object, so a tool reads one form whatever the gateway speaks.
    * For tools that show the wire — the live preview's event log — not for state: use the events above for that.
    */
   frame: { frame: ServerFrame };

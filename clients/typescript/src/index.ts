@@ -12,10 +12,10 @@ export type { BackoffOptions } from "./backoff.js";
 export { classifyClose } from "./closeCodes.js";
 export type { CloseAction, CloseInfo } from "./closeCodes.js";
 export { mergePatch, diff, deepEqual } from "./mergePatch.js";
-export { parseFrame } from "./protocol.js";
+export { parseFrame, PREFERRED_PROTOCOL, PROTOCOLS } from "./protocol.js";
 export type {
-  ActivityAlert, ActivityAttributes, ClearFrame, ContentState, ControlFrame, DeviceFrame, EndFrame, EventFrame, JSONObject,
-  JSONValue, LifecycleFrame, NotificationFrame, NotificationsDroppedFrame, Phase, Registration, ReplayFrame, ServerFrame,
+  ActivityAlert, ActivityAttributes, ArrayFrame, ClearFrame, ContentState, ControlFrame, DeviceFrame, EndFrame, EventFrame, JSONObject,
+  JSONValue, LifecycleFrame, NotificationFrame, NotificationsDroppedFrame, Phase, ProtocolVersion, Registration, ReplayFrame, ServerFrame,
   SnapshotActivity, SnapshotFrame, StartFrame, SyncedFrame, UpdateFrame,
 } from "./protocol.js";
 export type { WebSocketLike, WebSocketConstructorLike, SocketFactory, CloseEventLike, MessageEventLike, Timers } from "./transport.js";

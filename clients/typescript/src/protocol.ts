@@ -1,7 +1,14 @@
 /**
- * The lanpush.v1 wire format (docs/PROTOCOL.md), as plain TypeScript types. Names stay snake_case, exactly as
- * on the wire, so a frame, the client's state and the shared protocol vectors read the same.
+ * The lanpush wire format (docs/PROTOCOL.md), as plain TypeScript types: lanpush.v1's objects, which is also what
+ * `parseFrame` makes of lanpush.v2's array frames. Names stay snake_case, exactly as on the wire, so a frame, the
+ * client's state and the shared protocol vectors read the same.
  */
+
+/** The protocol versions this client speaks, newest first: the order they are offered in. */
+export const PROTOCOLS = ["lanpush.v2", "lanpush.v1"] as const;
+export type ProtocolVersion = (typeof PROTOCOLS)[number];
+/** What the client asks for: a gateway that does not speak it answers (and says) `lanpush.v1`. */
+export const PREFERRED_PROTOCOL: ProtocolVersion = PROTOCOLS[0];
 
 export type JSONValue = null | boolean | number | string | JSONValue[] | { [key: string]: JSONValue };
 export type JSONObject = { [key: string]: JSONValue };
@@ -185,7 +192,42 @@ export function isObject(value: unknown): value is JSONObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Parses one text message; `null` for anything that is not a JSON object with a string `type`. */
+/**
+ * lanpush.v2's frames about one activity: `[type, seq, tag, body]` or `[type, seq, tag, body, extras]`, `body`
+ * being the v1 member named here (`extras` holds every other member of the v1 object).
+ */
+export type ArrayFrame = [string, number, string, JSONValue] | [string, number, string, JSONValue, JSONObject];
+
+const ARRAY_BODIES = new Map<string, { key: string; kind: "object" | "string" }>([
+  ["start", { key: "state", kind: "object" }],
+  ["update", { key: "patch", kind: "object" }],
+  ["end", { key: "patch", kind: "object" }],
+  ["lifecycle", { key: "phase", kind: "string" }],
+]);
+
+/**
+ * The v1 object of a v2 array frame, or `null` when the array does not fit. Both forms end up as one shape, so the
+ * reducer, the `frame` event and everything that taps it (the live preview's log) know only v1's.
+ */
+function fromArray(a: unknown[]): ServerFrame | null {
+  if (a.length < 4 || a.length > 5) return null;
+  const [type, seq, tag, body, extras] = a;
+  if (typeof type !== "string" || typeof seq !== "number" || typeof tag !== "string") return null;
+  const spec = ARRAY_BODIES.get(type);
+  if (!spec) return null;
+  if (spec.kind === "object" ? !isObject(body) : typeof body !== "string") return null;
+  if (a.length === 5 && !isObject(extras)) return null;
+  // The positional members go last: extras only add to a frame, they never turn it into another one.
+  const frame: JSONObject = { ...(extras as JSONObject | undefined), type, seq, tag, [spec.key]: body as JSONValue };
+  // v2 leaves out what v1's update always says when it is the usual case.
+  if (type === "update" && frame.phase === undefined) frame.phase = "active";
+  return frame as unknown as ServerFrame;
+}
+
+/**
+ * Parses one text message into a v1 frame object; `null` for anything else: not JSON, not an object with a string
+ * `type`, or an array that is not a v2 activity frame.
+ */
 export function parseFrame(text: string): ServerFrame | null {
   let value: unknown;
   try {
@@ -193,6 +235,7 @@ export function parseFrame(text: string): ServerFrame | null {
   } catch {
     return null;
   }
+  if (Array.isArray(value)) return fromArray(value);
   if (!isObject(value) || typeof value.type !== "string") return null;
   return value as unknown as ServerFrame;
 }

@@ -24,7 +24,10 @@ export interface WebSocketLike {
 
 export type WebSocketConstructorLike = new (url: string, protocols?: string | string[]) => WebSocketLike;
 
-/** Makes one connection; `protocols` is `["lanpush.v1"]`. */
+/**
+ * Makes one connection; `protocols` is `["lanpush.v2", "lanpush.v1"]`, the subprotocols to offer. A transport that
+ * cannot offer subprotocols may ignore them: the `auth` frame names the version the client wants too.
+ */
 export type SocketFactory = (url: string, protocols: string[]) => WebSocketLike;
 
 export const OPEN = 1;

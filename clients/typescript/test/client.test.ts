@@ -5,6 +5,7 @@ import type { ConnectionStatus } from "../src/events.js";
 import { DeviceState } from "../src/state.js";
 import { MemoryStore, StateStore } from "../src/store.js";
 import { FakeSocket, FakeTimers, flush } from "./support/fakes.js";
+import { toV2 } from "./support/v2.js";
 
 const attrs = (tag: string) => ({ tag, title: tag.toUpperCase(), started_at: 1_700_000_000 });
 const start = (seq: number, tag: string, state: object = { message: "hi" }) => ({ type: "start", seq, tag, attributes: attrs(tag), state });
@@ -50,9 +51,9 @@ test("handshake: auth, register with supports_live_activities, subscribe with th
   const h = harness({ store, register: { push_token: "tok", push_url: "http://ha/relay" }, supportsLiveActivities: true });
   h.client.start();
   const s = await h.handshake();
-  assert.deepEqual(s.protocols, ["lanpush.v1"]);
+  assert.deepEqual(s.protocols, ["lanpush.v2", "lanpush.v1"]);
   assert.deepEqual(s.sent, [
-    { type: "auth", token: "secret" },
+    { type: "auth", token: "secret", version: "lanpush.v2" },
     { type: "register", push_token: "tok", push_url: "http://ha/relay", supports_live_activities: true },
     { type: "subscribe", epoch: "e1", seq: 41 },
   ]);
@@ -307,7 +308,7 @@ test("observers: role and device in auth, per-device state, device frames, never
   s.receive({ type: "auth_required" });
   s.receive({ type: "auth_ok", role: "observer", version: "lanpush.v1" });
   await h.client.idle();
-  assert.deepEqual(s.sent, [{ type: "auth", token: "secret", role: "observer", device: "phone" }, { type: "subscribe" }]);
+  assert.deepEqual(s.sent, [{ type: "auth", token: "secret", version: "lanpush.v2", role: "observer", device: "phone" }, { type: "subscribe" }]);
   s.receive({ type: "snapshot", epoch: "e1", seq: 4, activities: [], device_id: "phone" });
   s.receive({ ...start(5, "w"), device_id: "phone" });
   s.receive({ type: "synced", seq: 5, device_id: "phone" });
@@ -352,5 +353,120 @@ test("frame events: every frame as received, before the state events it causes",
   s.receive({ type: "synced", seq: 1 });
   await h.client.idle();
   assert.deepEqual(seen, ["frame auth_required", "frame auth_ok", "frame start", "activity a", "frame synced"]);
+  await h.client.stop();
+});
+
+test("lanpush.v2 is asked for twice: offered before lanpush.v1 (factory and constructor alike) and named in auth", async () => {
+  const viaFactory = harness();
+  viaFactory.client.start();
+  const s = await viaFactory.handshake();
+  assert.deepEqual(s.protocols, ["lanpush.v2", "lanpush.v1"]);
+  assert.deepEqual(s.sent[0], { type: "auth", token: "secret", version: "lanpush.v2" });
+  await viaFactory.client.stop();
+
+  const constructed: FakeSocket[] = [];
+  const client = new LanpushClient({
+    url: "ws://gw.test/v1/stream",
+    token: "secret",
+    WebSocket: class extends FakeSocket {
+      constructor(url: string, protocols?: string | string[]) {
+        super(url, typeof protocols === "string" ? [protocols] : protocols ?? []);
+        constructed.push(this);
+      }
+    },
+    timers: new FakeTimers(),
+  });
+  client.start();
+  await flush();
+  assert.equal(constructed.length, 1);
+  assert.deepEqual(constructed[0].protocols, ["lanpush.v2", "lanpush.v1"]);
+  constructed[0].open();
+  constructed[0].receive({ type: "auth_required", version: "lanpush.v2" });
+  await client.idle();
+  assert.deepEqual(constructed[0].sent, [{ type: "auth", token: "secret", version: "lanpush.v2" }]);
+  await client.stop();
+});
+
+test("lanpush.v2 array frames are applied and acked like their objects; the frame event hands over the object", async () => {
+  const h = harness();
+  const frames: unknown[] = [];
+  h.client.on("frame", ({ frame }) => {
+    frames.push(frame);
+  });
+  h.client.start();
+  const s = await h.handshake();
+  s.receive({ type: "snapshot", epoch: "e1", seq: 0, activities: [] });
+  s.receive(["start", 1, "ev", { message: "hi" }, { attributes: attrs("ev") }]);
+  s.receive(["update", 2, "ev", { progress: 35 }]);
+  s.receive(["update", 3, "ev", {}, { phase: "stale", silent: true }]);
+  s.receive(["end", 4, "ev", { message: "done" }, { dismissal_date: 1_900_000_000 }]);
+  await h.client.idle();
+  assert.deepEqual(h.client.state.activities.ev, {
+    tag: "ev", attributes: attrs("ev"), state: { message: "done", progress: 35 }, phase: "ended", dismissal_date: 1_900_000_000,
+  });
+  assert.deepEqual(s.sentOfType("ack").at(-1), { type: "ack", seq: 4 });
+  assert.deepEqual(frames.slice(3), [
+    { type: "start", seq: 1, tag: "ev", state: { message: "hi" }, attributes: attrs("ev") },
+    { type: "update", seq: 2, tag: "ev", patch: { progress: 35 }, phase: "active" },
+    { type: "update", seq: 3, tag: "ev", patch: {}, phase: "stale", silent: true },
+    { type: "end", seq: 4, tag: "ev", patch: { message: "done" }, dismissal_date: 1_900_000_000 },
+  ]);
+  await h.client.stop();
+});
+
+test("a malformed array frame is dropped exactly like invalid JSON: no frame event, no state, no ack, the session goes on", async () => {
+  for (const bad of ['["update",2,"ev"]', '["update","2","ev",{}]', '["lifecycle",2,"ev",{}]', '["update",2,"ev",{},null]', '{"update":']) {
+    const h = harness();
+    const frames: string[] = [];
+    h.client.on("frame", ({ frame }) => {
+      frames.push(frame.type);
+    });
+    h.client.start();
+    const s = await h.handshake();
+    s.receive({ type: "snapshot", epoch: "e1", seq: 0, activities: [] });
+    s.receive(toV2(start(1, "ev")));
+    await h.client.idle();
+    const held = h.client.state;
+    const acks = s.sentOfType("ack").length;
+    s.receiveText(bad);
+    await h.client.idle();
+    assert.equal(h.client.state, held, `${bad}: state untouched`);
+    assert.equal(s.sentOfType("ack").length, acks, `${bad}: nothing acked`);
+    assert.deepEqual(frames, ["auth_required", "auth_ok", "snapshot", "start"], `${bad}: no frame event`);
+    assert.equal(s.closedWith, null, `${bad}: the session stays`);
+    s.receive(["update", 2, "ev", { progress: 1 }]);
+    await h.client.idle();
+    assert.equal(h.client.state.activities.ev.state.progress, 1, `${bad}: the next frame is applied`);
+    await h.client.stop();
+  }
+});
+
+test("observers: v2 frames carry device_id in their extras; events and the frame event name the device", async () => {
+  const h = harness({ role: "observer" });
+  const frames: unknown[] = [];
+  const activity: string[] = [];
+  h.client.on("frame", ({ frame }) => {
+    frames.push(frame);
+  });
+  h.client.on("activity", (e) => {
+    activity.push(`${e.device} ${e.tag} ${e.current?.phase ?? "-"} ${e.cause}`);
+  });
+  h.client.start();
+  await flush();
+  const s = h.last();
+  s.open();
+  s.receive({ type: "auth_required" });
+  s.receive({ type: "auth_ok", role: "observer", version: "lanpush.v2" });
+  s.receive({ type: "snapshot", epoch: "e1", seq: 0, activities: [], device_id: "phone" });
+  s.receive(["start", 1, "w", { message: "hi" }, { attributes: attrs("w"), device_id: "phone" }]);
+  s.receive(["update", 2, "w", { progress: 5 }, { device_id: "phone" }]);
+  s.receive(["lifecycle", 3, "w", "stale", { device_id: "phone" }]);
+  s.receive(["start", 1, "x", { message: "tab" }, { attributes: attrs("x"), device_id: "tablet" }]);
+  await h.client.idle();
+  assert.deepEqual(activity, ["phone w active start", "phone w active update", "phone w stale lifecycle", "tablet x active start"]);
+  assert.deepEqual(h.client.devices.get("phone")!.activities.w.state, { message: "hi", progress: 5 });
+  assert.deepEqual(Object.keys(h.client.devices.get("tablet")!.activities), ["x"]);
+  assert.deepEqual(frames[4], { type: "update", seq: 2, tag: "w", patch: { progress: 5 }, phase: "active", device_id: "phone" });
+  assert.equal(s.sentOfType("ack").length, 0);
   await h.client.stop();
 });

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { LanpushClient, LanpushClientOptions } from "../src/client.js";
 import type { ClientEvents } from "../src/events.js";
+import { parseFrame } from "../src/protocol.js";
 import { MemoryStore } from "../src/store.js";
 import { sleep } from "./support/fakes.js";
 import { clientView, eventually, Gateway, lanpushdPath } from "./support/gateway.js";
@@ -191,6 +192,47 @@ describe("against lanpushd", { concurrency: false }, () => {
     const listed = (await gw.request("GET", "/v1/devices")).body.devices.find((d: any) => d.id === "phone");
     assert.equal(listed.sessions, 1, "the observer does not count as a session of the device");
     assert.equal(socketsOf.get(observer)![0].acked, 0, "observers never ack");
+  });
+
+  test("lanpush.v2: chosen by the subprotocol, or named in auth by a socket that offers none; activity frames are arrays", async () => {
+    const gw = await gateway();
+    const plain: CountingSocket[] = [];
+    // The Scripting app's case: a socket that cannot offer subprotocols.
+    const observer = client(gw, "phone", {
+      role: "observer", token: gw.admin, store: undefined,
+      createSocket: (url) => {
+        const s = new CountingSocket(url, []);
+        plain.push(s);
+        return s;
+      },
+    });
+    const seen = record(observer, "activity");
+    observer.start();
+    await live(observer);
+    const c = client(gw, "phone");
+    c.start();
+    await live(c);
+    await gw.push("phone", ev(10));
+    await gw.push("phone", ev(20));
+    await converged(c, gw);
+    await eventually(() => assert.ok(seen.some((e) => e.device === "phone" && e.current?.state.progress === 20)));
+
+    const device = socketsOf.get(c)![0];
+    const authOk = (s: CountingSocket) => s.received.find((f) => f.type === "auth_ok");
+    assert.equal(authOk(device).version, "lanpush.v2", `auth_ok ${JSON.stringify(authOk(device))}: this lanpushd does not speak lanpush.v2`);
+    assert.equal(device.protocol, "lanpush.v2", "the gateway picked the first subprotocol offered");
+    assert.equal(plain[0].protocol, "", "no subprotocol offered, none answered");
+    assert.equal(authOk(plain[0]).version, "lanpush.v2", "the auth frame's version chose it");
+    for (const [who, socket] of [["device", device], ["observer", plain[0]]] as const) {
+      const activityTexts = socket.texts.filter((t) => ["start", "update"].includes(parseFrame(t)?.type ?? ""));
+      assert.ok(activityTexts.length >= 1, `${who}: ${socket.texts.join("\n")}`);
+      for (const text of activityTexts) assert.ok(Array.isArray(JSON.parse(text)), `${who}: ${text}`);
+      for (const text of socket.texts.filter((t) => ["auth_ok", "synced"].includes(parseFrame(t)?.type ?? ""))) {
+        assert.ok(!Array.isArray(JSON.parse(text)), `${who}: ${text} stays an object`);
+      }
+    }
+    const observed = plain[0].texts.map((t) => JSON.parse(t)).filter((f) => Array.isArray(f));
+    assert.ok(observed.every((f) => f[4]?.device_id === "phone"), `an observer's device_id is in the extras: ${JSON.stringify(observed)}`);
   });
 
   test("4001: a wrong token stops the client for good", async () => {

@@ -1,5 +1,5 @@
-"""lanpush.v1 client: a device's Home Assistant Live Activities and notifications from a lanpush gateway on the
-LAN, resumable across restarts (docs/PROTOCOL.md, docs/CLIENTS.md)."""
+"""lanpush client (lanpush.v2, and lanpush.v1 with an older gateway): a device's Home Assistant Live Activities
+and notifications from a lanpush gateway on the LAN, resumable across restarts (docs/PROTOCOL.md, docs/CLIENTS.md)."""
 from .backoff import Backoff
 from .blocking import BlockingClient
 from .client import LanpushClient

@@ -22,7 +22,7 @@ from .session import Session
 from .state import Activity, DeviceState, empty_state, is_device_state, sorted_activities
 from .store import StateStore
 from .tls import pinned_context
-from .transport import SUBPROTOCOL, Connector, websockets_connector
+from .transport import SUBPROTOCOLS, Connector, websockets_connector
 
 log = logging.getLogger("lanpush")
 
@@ -37,8 +37,9 @@ async def _maybe_await(value: Any) -> Any:
 
 
 class LanpushClient:
-    """A lanpush.v1 client. `url` is `ws://HOST:PORT/v1/stream` (or `wss://` with a pinned `fingerprint`);
-    `token` a device token, or an admin / viewer token with `role="observer"`.
+    """A lanpush client: it asks for lanpush.v2 and speaks lanpush.v1 with a gateway that answers that. `url` is
+    `ws://HOST:PORT/v1/stream` (or `wss://` with a pinned `fingerprint`); `token` a device token, or an admin /
+    viewer token with `role="observer"`.
 
     Use it as `async with LanpushClient(...) as client: async for event in client: ...`, with callbacks
     (`client.on("activity", handler)` then `await client.run()`), or both.
@@ -253,7 +254,7 @@ class LanpushClient:
     async def _attempt(self) -> CloseInfo:
         await self._set_status(CONNECTING)
         try:
-            transport = await self._connector(self.url, [SUBPROTOCOL], self._ssl, self.handshake_timeout)
+            transport = await self._connector(self.url, list(SUBPROTOCOLS), self._ssl, self.handshake_timeout)
         except asyncio.CancelledError:
             raise
         except Exception as error:
@@ -341,7 +342,9 @@ class LanpushClient:
         if kind in EVENT_FRAMES:
             await self._handle_event(session, frame)
         elif kind == "auth_required":
-            auth: Dict[str, Any] = {"type": "auth", "token": self.token}
+            # A connector of the app's own may not offer subprotocols; the version in the auth frame asks for
+            # v2 all the same, and a gateway without v2 ignores it.
+            auth: Dict[str, Any] = {"type": "auth", "token": self.token, "version": SUBPROTOCOLS[0]}
             if self._observer:
                 auth["role"] = "observer"
                 if self.device is not None:

@@ -11,18 +11,8 @@ import json
 from typing import Any, Dict, Optional
 
 from .close_codes import CloseInfo
+from .frames import parse_frame
 from .transport import Transport, TransportClosed
-
-
-def parse_frame(text: str) -> Optional[Dict[str, Any]]:
-    """One text message as a frame; None for anything that is not a JSON object with a string `type`."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-        return None
-    return value
 
 
 class Session:

@@ -13,7 +13,8 @@ from typing import Awaitable, Callable, Optional, Protocol, Sequence, Tuple
 
 from .tls import check_peer
 
-SUBPROTOCOL = "lanpush.v1"
+# Newest first: the gateway answers with the first it speaks, so an older gateway still gets a v1 session.
+SUBPROTOCOLS: Tuple[str, ...] = ("lanpush.v2", "lanpush.v1")
 
 
 class TransportClosed(Exception):
@@ -59,7 +60,7 @@ class WebSocketsTransport:
                 raise TransportClosed(*_close_of(closed)) from None
             if isinstance(message, str):
                 return message
-            # Binary messages are not part of lanpush.v1: skip them.
+            # Binary messages are not part of the protocol: skip them.
 
     async def send(self, text: str) -> None:
         from websockets.exceptions import ConnectionClosed

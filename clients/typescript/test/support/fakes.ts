@@ -18,7 +18,11 @@ export class FakeSocket implements WebSocketLike {
   }
 
   receive(frame: object): void {
-    this.onmessage?.({ data: JSON.stringify(frame) });
+    this.receiveText(JSON.stringify(frame));
+  }
+
+  receiveText(text: string): void {
+    this.onmessage?.({ data: text });
   }
 
   /** The server closes the connection. */

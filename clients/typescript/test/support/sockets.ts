@@ -1,4 +1,5 @@
 import { connect, createServer, Server, Socket } from "node:net";
+import { parseFrame } from "../../src/protocol.js";
 import type { CloseEventLike, MessageEventLike, WebSocketLike } from "../../src/transport.js";
 
 /** Node's WHATWG WebSocket (`--experimental-websocket` on Node 20). */
@@ -10,7 +11,8 @@ export function nodeWebSocket(): new (url: string, protocols?: string[]) => any 
 
 /**
  * A real WebSocket that counts what goes through it: event frames received, acks sent, and the most frames
- * ever held unacknowledged (the credit window bounds it).
+ * ever held unacknowledged (the credit window bounds it). It keeps the wire text too: which form (v1 object or v2
+ * array) the gateway chose shows only there.
  */
 export class CountingSocket implements WebSocketLike {
   private readonly ws: any;
@@ -18,7 +20,9 @@ export class CountingSocket implements WebSocketLike {
   onmessage: ((event: MessageEventLike) => void) | null = null;
   onclose: ((event: CloseEventLike) => void) | null = null;
   onerror: ((event: unknown) => void) | null = null;
+  /** As the client reads them (v1 objects). */
   received: any[] = [];
+  texts: string[] = [];
   acked = 0;
   maxUnacked = 0;
 
@@ -29,8 +33,10 @@ export class CountingSocket implements WebSocketLike {
     this.ws.onerror = (e: unknown) => this.onerror?.(e);
     this.ws.onclose = (e: CloseEventLike) => this.onclose?.({ code: e.code, reason: e.reason });
     this.ws.onmessage = (e: MessageEventLike) => {
-      const frame = JSON.parse(String(e.data));
-      this.received.push(frame);
+      const text = String(e.data);
+      this.texts.push(text);
+      const frame = parseFrame(text);
+      if (frame) this.received.push(frame);
       this.maxUnacked = Math.max(this.maxUnacked, this.unacked);
       this.onmessage?.(e);
     };
@@ -43,6 +49,11 @@ export class CountingSocket implements WebSocketLike {
 
   get readyState(): number {
     return this.ws.readyState;
+  }
+
+  /** The subprotocol the gateway answered with ("" for none). */
+  get protocol(): string {
+    return this.ws.protocol;
   }
 
   send(data: string): void {
