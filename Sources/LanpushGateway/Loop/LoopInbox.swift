@@ -1,9 +1,16 @@
 import Foundation
 import LanpushLWS
 
+/// What a component needs to hand completions back to the loop: `post` from any thread, `bound` to carry a
+/// loop-thread value through another thread. `LoopInbox` in the daemon; tests run the posted jobs themselves.
+protocol LoopPoster: Sendable {
+    func post(_ job: @escaping () -> Void)
+    func bound<T>(_ value: T) -> LoopBound<T>
+}
+
 /// How other threads (the store's writer, relay requests, the HA channel) hand work to the lws loop:
 /// enqueue under a lock, wake the loop with `lws_cancel_service`; the loop drains in `loopWoken()`.
-final class LoopInbox: @unchecked Sendable {
+final class LoopInbox: LoopPoster, @unchecked Sendable {
     private let lock = NSLock()
     private var jobs: [() -> Void] = []
     private weak var server: LWSServer?

@@ -29,11 +29,14 @@ final class CommitPath {
     private var lastDone: UInt64 = 0
     /// Set once the core (which owns the series) exists.
     var metrics: GatewayMetrics?
+    /// Monotonic nanoseconds (injected by tests).
+    private let clock: () -> UInt64
 
     /// Whether commits may run on the loop: the store then leaves checkpoints out of them (`DirectCommitter` runs them).
     static func commitsOnLoop(synchronous: String) -> Bool { synchronous != "full" }
 
-    init(store: StateStore, logger: Logger) throws {
+    init(store: StateStore, logger: Logger, clock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
+        self.clock = clock
         let onError: @Sendable (Error) -> Void = { error in
             logger.error("store write failed", metadata: ["error": "\(error)"])
         }
@@ -42,7 +45,7 @@ final class CommitPath {
     }
 
     /// What the journal calls at each turn's end; `then` runs on the loop once the ops are committed (or failed).
-    func persist(inbox: LoopInbox) -> Journal.Persist {
+    func persist(inbox: some LoopPoster) -> Journal.Persist {
         guard let direct else {
             return { [self] ops, then in
                 metrics?.commitsOnWriter.increment()
@@ -52,10 +55,10 @@ final class CommitPath {
             }
         }
         return { [self] ops, then in
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock()
             if onWriter == 0 && ops.count <= Self.opsOnLoop && now &- lastDone >= Self.spacingOnLoop {
                 let committed = direct.commit(ops)
-                lastDone = DispatchTime.now().uptimeNanoseconds
+                lastDone = clock()
                 metrics?.commitsOnLoop.increment()
                 then?(committed)
                 return
@@ -66,7 +69,7 @@ final class CommitPath {
                 inbox.post {
                     let b = back.value
                     b.path.onWriter -= 1
-                    b.path.lastDone = DispatchTime.now().uptimeNanoseconds
+                    b.path.lastDone = b.path.clock()
                     b.path.metrics?.commitsOnWriter.increment()
                     b.then?(error == nil)
                 }
