@@ -35,22 +35,31 @@ import Testing
         func advance(ms: Double) { now += UInt64(ms * 1_000_000) }
     }
 
-    static func store(synchronous: String) throws -> (StateStore, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-commitpath-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let store = try StateStore(
-            directory: dir, synchronous: synchronous,
-            checkpointsInCommits: !CommitPath.commitsOnLoop(synchronous: synchronous))
-        return (store, dir)
+    /// A started path over a store in a fresh folder (removed with the fixture), as the gateway opens both.
+    final class Fixture {
+        let dir: String
+        let store: StateStore
+        let clock = Clock()
+        let loop = TestLoop()
+        let path: CommitPath
+
+        init(synchronous: String) throws {
+            dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-commitpath-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            store = try StateStore(
+                directory: dir, synchronous: synchronous,
+                checkpointsInCommits: !CommitPath.commitsOnLoop(synchronous: synchronous))
+            let clock = self.clock
+            path = try CommitPath(store: store, logger: Logger(label: "test"), clock: { clock.now })
+            path.start()
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: dir) }
     }
 
     @Test func spacedCommitsRunOnTheLoopABurstGoesToTheWriterAndOrderIsKept() throws {
-        let (store, dir) = try Self.store(synchronous: "normal")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let clock = Clock()
-        let path = try CommitPath(store: store, logger: Logger(label: "test"), clock: { clock.now })
-        path.start()
-        let loop = TestLoop()
+        let f = try Fixture(synchronous: "normal")
+        let (store, clock, loop, path) = (f.store, f.clock, f.loop, f.path)
         let persist = path.persist(inbox: loop)
         var answered: [String] = []
         func commit(_ name: String) { persist([.meta(key: name, value: "1")]) { ok in answered.append(ok ? name : "failed \(name)") } }
@@ -76,12 +85,8 @@ import Testing
     }
 
     @Test func aBigTurnGoesToTheWriterEvenWhenSpaced() throws {
-        let (store, dir) = try Self.store(synchronous: "normal")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let clock = Clock()
-        let path = try CommitPath(store: store, logger: Logger(label: "test"), clock: { clock.now })
-        path.start()
-        let loop = TestLoop()
+        let f = try Fixture(synchronous: "normal")
+        let (loop, path) = (f.loop, f.path)
         var done = false
         path.persist(inbox: loop)((0...CommitPath.opsOnLoop).map { .meta(key: "k\($0)", value: "v") }) { done = $0 }
         #expect(!done)
@@ -91,12 +96,8 @@ import Testing
     }
 
     @Test func synchronousFullNeverCommitsOnTheLoop() throws {
-        let (store, dir) = try Self.store(synchronous: "full")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let clock = Clock()
-        let path = try CommitPath(store: store, logger: Logger(label: "test"), clock: { clock.now })
-        path.start()
-        let loop = TestLoop()
+        let f = try Fixture(synchronous: "full")
+        let (clock, loop, path) = (f.clock, f.loop, f.path)
         let persist = path.persist(inbox: loop)
         var answered = 0
         for i in 0..<3 {

@@ -7,10 +7,11 @@ import LanpushTesting
 import Glibc
 #endif
 
-/// lanpush.v1 from the client's side, driven in-process (`TestGateway`: the real parts, no sockets): the input is a
-/// program of client steps — raw frames, well-formed frames with hostile values (auth, subscribe/resume, ack,
-/// register, tokens, dismissals), updates and notifications arriving, time passing, sessions closing, choking,
-/// resuming. After every step: every frame the gateway sent is a JSON object with a `type`; events reach a session
+/// The LAN protocol from the client's side, driven in-process (`TestGateway`: the real parts, no sockets): the input
+/// is a program of client steps — sessions opened in lanpush.v1 or v2, raw frames, well-formed frames with hostile
+/// values (auth with any `version`, subscribe/resume, ack, register, tokens, dismissals), updates and notifications
+/// arriving, time passing, sessions closing, choking, resuming. After every step: every frame the gateway sent is a
+/// JSON object with a `type` (a v2 array read back as its object: an array that reads as none fails); events reach a session
 /// in increasing seq; a publisher's accepts only grow and never pass an item still to be rejected; a session is only
 /// ever closed with a documented code. At the end, a session that read and
 /// acked everything holds what a fresh subscriber's snapshot shows.
@@ -19,6 +20,8 @@ struct FuzzSession {
     static let closeCodes: Set<UInt16> = [1000, 1001, 1013, 4001, 4002, 4029]
     static let eventTypes: Set<String> = ["start", "update", "end", "lifecycle", "notification", "clear"]
     static let tags = ["washer", "ev", "dryer", "camera.front_door", "oven"]
+    /// What a handshake may have chosen: lws binds only the names it serves, so nothing else reaches a session.
+    static let subprotocols = ProtocolVersion.allCases.map(\.rawValue)
 
     /// FUZZ_TRACE=1: every step and every frame is printed (to turn a finding into a regression test).
     static let trace = getenv("FUZZ_TRACE") != nil
@@ -71,9 +74,9 @@ struct FuzzSession {
         if trace { say("step \(["open", "connect", "raw", "frame", "ack", "push", "delete", "advance", "close", "reconnect", "choke", "drain", "completeCloses"][op])") }
         switch op {
         case 0:
-            sessions.append(g.open(peer: input.pick(["127.0.0.1", "192.168.1.9", "::1"])))
+            sessions.append(g.open(peer: input.pick(["127.0.0.1", "192.168.1.9", "::1"]), subprotocol: input.pick(subprotocols)))
         case 1:
-            sessions.append(g.connect(input.pick(["phone", "tablet"])))
+            sessions.append(g.connect(input.pick(["phone", "tablet"]), subprotocol: input.pick(subprotocols)))
         case 2:
             session()?.send(text: String(decoding: input.chunk(), as: UTF8.self))
         case 3:
@@ -126,6 +129,7 @@ struct FuzzSession {
             let role = input.byte()
             if role & 1 == 1 { o["role"] = role & 2 == 2 ? "publisher" : "observer" }
             if input.byte() & 3 == 1 { o["device"] = .string(input.pick(["phone", "tablet", "nobody"])) }
+            if input.byte() & 3 == 2 { o["version"] = input.pick(["lanpush.v2", "lanpush.v1", "lanpush.v9", "", 2, .null, ["v": 2]]) }
         case "subscribe":
             if input.byte() & 1 == 1 {
                 o["epoch"] = .string(input.byte() & 1 == 1 ? (s.epoch ?? "e") : "other-epoch")

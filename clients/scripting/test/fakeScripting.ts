@@ -370,13 +370,11 @@ const BackgroundKeeperFake: typeof BackgroundKeeper = {
 /** The app's WebSocket (reason-only close, text messages as strings) over Node's WHATWG one. */
 class ScriptingWebSocketFake {
   static opened: ScriptingWebSocketFake[] = [];
-  /** Set by a test to change what the gateway sent before the script gets it. */
-  static rewrite: ((text: string) => string) | null = null;
   onopen?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: string | Data) => void;
   onclose?: (reason?: string) => void;
-  /** What the script sent, and the texts it was handed (after any rewrite). */
+  /** What the script sent, and the texts it was handed. */
   readonly sent: string[] = [];
   readonly delivered: string[] = [];
   private readonly ws: any;
@@ -387,8 +385,7 @@ class ScriptingWebSocketFake {
     this.ws = new NodeWebSocket(url);
     this.ws.onopen = () => this.onopen?.();
     this.ws.onmessage = (e: { data: unknown }) => {
-      const rewrite = ScriptingWebSocketFake.rewrite;
-      const text = rewrite ? rewrite(String(e.data)) : String(e.data);
+      const text = String(e.data);
       this.delivered.push(text);
       this.onmessage?.(text);
     };
@@ -432,8 +429,3 @@ export function reset(): void {
 }
 
 export const sockets = ScriptingWebSocketFake.opened;
-
-/** Every message the gateway sends goes through `rewrite` before the script sees it (`null`: as sent). */
-export function rewriteIncoming(rewrite: ((text: string) => string) | null): void {
-  ScriptingWebSocketFake.rewrite = rewrite;
-}

@@ -9,7 +9,6 @@ import { MemoryStore } from "../../typescript/src/store.js";
 import { sleep } from "../../typescript/test/support/fakes.js";
 import { eventually, Gateway } from "../../typescript/test/support/gateway.js";
 import { ev, segmented, WASHER, WASHER_CLEAR } from "../../typescript/test/support/payloads.js";
-import { toV2 } from "../../typescript/test/support/v2.js";
 import { repoRoot } from "../../typescript/test/support/vectors.js";
 import * as fake from "./fakeScripting.js";
 import { all, ofType, region, texts } from "./tree.js";
@@ -140,29 +139,22 @@ describe("the Scripting script", { concurrency: false }, () => {
     await stopScript();
   });
 
-  test("lanpush.v2 through the app's socket: named in the auth frame; array frames start and update the Live Activity", async () => {
+  test("lanpush.v2 through the app's socket: named in the auth frame; the gateway's array frames start and update the Live Activity", async () => {
     const gw = await gateway();
-    // Whichever version this lanpushd speaks, the script gets v2's array frames (arrays pass through as they are).
-    fake.rewriteIncoming((text) => JSON.stringify(toV2(JSON.parse(text))));
-    try {
-      await runScript(gw);
-      await scriptLive();
-      const socket = fake.sockets.at(-1)!;
-      assert.deepEqual(JSON.parse(socket.sent[0]), { type: "auth", token: gw.tokens.phone, version: "lanpush.v2" });
-      await gw.push("phone", WASHER[0]);
-      await gw.push("phone", WASHER[1]);
-      await eventually(() => assert.equal(activity().calls.length, 2));
-      const a = activity();
-      assert.deepEqual(a.calls.map((c) => c.method), ["start", "update"]);
-      assert.equal(a.calls[0].contentState.title, "Washing Machine");
-      assert.equal(a.calls[1].contentState.state.progress, 900);
-      assert.ok(texts(region(a.rendered(), "content")).includes("25%"));
-      const arrays = socket.delivered.map((t) => JSON.parse(t)).filter((f) => Array.isArray(f));
-      assert.deepEqual(arrays.map((f) => f[0]), ["start", "update"], "what reached the script were arrays");
-      await stopScript();
-    } finally {
-      fake.rewriteIncoming(null);
-    }
+    await runScript(gw);
+    await scriptLive();
+    // The app's WebSocket offers no subprotocol: only the auth frame's version can have chosen v2.
+    const socket = fake.sockets.at(-1)!;
+    assert.deepEqual(JSON.parse(socket.sent[0]), { type: "auth", token: gw.tokens.phone, version: "lanpush.v2" });
+    await gw.push("phone", WASHER[0]);
+    await gw.push("phone", WASHER[1]);
+    await eventually(() => assert.equal(activity().calls.length, 2));
+    const a = activity();
+    assert.equal(a.calls[1].contentState.state.progress, 900);
+    assert.ok(texts(region(a.rendered(), "content")).includes("25%"));
+    const arrays = socket.delivered.map((t) => JSON.parse(t)).filter((f) => Array.isArray(f));
+    assert.deepEqual(arrays.map((f) => f[0]), ["start", "update"], "the gateway sent arrays, and the script applied them");
+    await stopScript();
   });
 
   test("clear_notification ends the activity, visible for what is left of its dismissal time", async () => {
