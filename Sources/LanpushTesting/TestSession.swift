@@ -1,7 +1,8 @@
 import LanpushCore
 
-/// One session of a test gateway (lanpush.v1, or v2 when opened with that subprotocol), with what a client would hold: the frames it got and, applied to them
-/// as docs/PROTOCOL.md says, its activities (by tag) and plain notifications.
+/// One session of a test gateway (lanpush.v1, or v2 when opened with that subprotocol), with what a client would
+/// hold: the frames it got and, applied to them as docs/PROTOCOL.md says, its activities (by tag) and plain
+/// notifications.
 public final class TestSession {
     public let id: UInt64
     public let transport: RecordingTransport

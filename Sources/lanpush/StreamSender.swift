@@ -44,7 +44,9 @@ struct StreamSender {
     }
 
     func run(_ lines: [Line]) async throws -> Summary {
-        let connection = try await PlatformTransport().connect(to: url, subprotocols: [ProtocolVersion.v1.rawValue], tls: tls)
+        // A publisher's frames are the same in every version.
+        let connection = try await PlatformTransport().connect(
+            to: url, subprotocols: [ProtocolVersion.v1.rawValue], tls: tls)
         let inbox = connection.inbox
         func next() async throws -> [String: JSONValue] {
             switch await inbox.next() {

@@ -1,9 +1,9 @@
 import Foundation
 import LanpushCore
 
-/// A client of the LAN protocol (lanpush.v2, or v1 from an older gateway): keeps a device's activities and notifications, acknowledges what the app handled, resumes by
-/// replay after any disconnect and reconnects with backoff (docs/CLIENTS.md). The same behaviour as the TypeScript
-/// library, on Swift concurrency:
+/// A client of the LAN protocol (lanpush.v2, or v1 from an older gateway): keeps a device's activities and
+/// notifications, acknowledges what the app handled, resumes by replay after any disconnect and reconnects with
+/// backoff (docs/CLIENTS.md). The same behaviour as the TypeScript library, on Swift concurrency:
 ///
 ///     let client = LanpushClient(LanpushConfiguration(url: url, token: token, store: FileStore(directory: dir)))
 ///     await client.start()

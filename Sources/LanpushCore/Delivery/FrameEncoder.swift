@@ -21,7 +21,7 @@ public final class FrameEncoder {
 
     public func encode(_ event: OutboundEvent, _ version: ProtocolVersion = .v1) -> [UInt8] {
         guard let seq = event.spliceableSeq else { return event.json(version).serializedBytes() }
-        let slot = version == .v1 ? 0 : 1
+        let slot = ProtocolVersion.allCases.firstIndex(of: version)!
         let key = event.withSeq(0)
         if key == last[slot].event {
             spliced += 1

@@ -1,9 +1,9 @@
 import LanpushCore
 import Logging
 
-/// The LAN client protocol (lanpush.v1 and v2) from the client's side (docs/PROTOCOL.md): a session opens, authenticates as a device or an observer,
-/// registers relay credentials, subscribes (or resumes), acks, reports tokens and dismissals, and closes. Loop
-/// thread only.
+/// The LAN client protocol (lanpush.v1 and v2) from the client's side (docs/PROTOCOL.md): a session opens,
+/// authenticates as a device or an observer, registers relay credentials, subscribes (or resumes), acks, reports
+/// tokens and dismissals, and closes. Loop thread only.
 final class SessionProtocol {
     /// A session that has not authenticated by then is closed with 4001.
     static let authTimeout: Double = 10
@@ -130,7 +130,8 @@ final class SessionProtocol {
             // does not know is treated like an unknown subprotocol: the session keeps the one it has, and auth_ok
             // says which (a newer client falls back, as it would with an older gateway).
             guard let name = asked.stringValue else {
-                session.queueControl(["type": "auth_invalid", "message": "version: must be a string (e.g. \"lanpush.v2\")"])
+                let why = "version: must be a string (e.g. \"lanpush.v2\")"
+                session.queueControl(["type": "auth_invalid", "message": .string(why)])
                 return sessions.close(session, code: 4001, reason: "auth invalid")
             }
             if let version = ProtocolVersion(rawValue: name) { session.version = version }

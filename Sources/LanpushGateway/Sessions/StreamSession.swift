@@ -1,7 +1,8 @@
 import LanpushCore
 import Logging
 
-/// One WebSocket session of the LAN client protocol. Owned by the `SessionRegistry`; touched only on the lws loop thread.
+/// One WebSocket session of the LAN client protocol. Owned by the `SessionRegistry`; touched only on the lws loop
+/// thread.
 final class StreamSession {
     enum Role: Equatable {
         /// Waiting for `auth`.

@@ -35,7 +35,9 @@ final class CommitPath {
     /// Whether commits may run on the loop: the store then leaves checkpoints out of them (`DirectCommitter` runs them).
     static func commitsOnLoop(synchronous: String) -> Bool { synchronous != "full" }
 
-    init(store: StateStore, logger: Logger, clock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
+    init(
+        store: StateStore, logger: Logger, clock: @escaping () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+    ) throws {
         self.clock = clock
         let onError: @Sendable (Error) -> Void = { error in
             logger.error("store write failed", metadata: ["error": "\(error)"])
