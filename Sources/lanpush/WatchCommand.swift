@@ -18,7 +18,8 @@ struct WatchCommand: ParsableCommand {
             then, when activities changed, one line per activity:
               DEVICE/TAG [PHASE] TITLE: MESSAGE | PROGRESS/MAX (PCT%) | key=value...
             Connection notes (connected, synced, closed, resume point) go to stderr. \
-            --json prints every frame exactly as received instead.
+            --json prints every frame exactly as received instead (in lanpush.v2 the frames about one \
+            activity are arrays: [type, seq, tag, body, extras]).
 
             Ends on Ctrl-C / SIGTERM (exit 0), after --count events (exit 0), at --timeout (exit 0, or 1 if \
             --count was not reached), or when the gateway closes the connection (exit 0 for 1000/1001, 1 for \

@@ -422,8 +422,12 @@ def test_watch_json_prints_the_raw_frames(gateway, watches):
     lanpush("send", "--target", "tablet", *WASHER[0], gw=gw)
     assert w.finish() == 0, w.err
     frames = [json.loads(l) for l in w.out]
-    assert [f["type"] for f in frames] == ["auth_required", "auth_ok", "snapshot", "synced", "start"]
-    assert frames[-1]["device_id"] == "tablet" and frames[-1]["state"] == {"message": "Cycle started"}
+    assert [f["type"] for f in frames[:-1]] == ["auth_required", "auth_ok", "snapshot", "synced"]
+    assert frames[1]["version"] == "lanpush.v2"
+    # As received: lanpush.v2's start is an array, the observer's device in its extras.
+    kind, seq, tag, state, extras = frames[-1]
+    assert (kind, tag, state) == ("start", "washer_cycle", {"message": "Cycle started"}), frames[-1]
+    assert isinstance(seq, int) and extras["device_id"] == "tablet" and extras["attributes"]["title"], frames[-1]
 
 
 def test_watch_exits_when_the_gateway_closes_and_on_sigterm(gateway, watches):
