@@ -76,7 +76,7 @@ func makeStringList(_ pairs: [(String, String)]) -> UnsafeMutablePointer<AvahiSt
 }
 
 /// Reads an `AvahiStringList` of `key=value` TXT strings into a dictionary (a bare `key` maps to "").
-/// When a key repeats, its first occurrence on the wire wins (RFC 6763 §6.4); the list runs backwards
+/// When a key repeats, its first occurrence on the wire wins (RFC 6763 section 6.4); the list runs backwards
 /// (see `makeStringList`), so later nodes overwrite earlier ones.
 func readStringList(_ list: UnsafeMutablePointer<AvahiStringList>?) -> [String: String] {
     var result: [String: String] = [:]

@@ -42,7 +42,7 @@ final class HTTPTransaction {
 /// - while an answer is pending, input is paused (rx flow control), or lws re-delivers `BODY_COMPLETION` in a busy
 ///   loop whenever a pipelined request waits in its buffer;
 /// - when lws does hold a pipelined request behind a body, the answer goes out with `Connection: close` (its input
-///   accounting is off by then); a pipelining client retries the rest (RFC 9112 §9.3.2).
+///   accounting is off by then); a pipelining client retries the rest (RFC 9112 section 9.3.2).
 ///
 /// Loop thread only.
 final class HTTPTransactions {

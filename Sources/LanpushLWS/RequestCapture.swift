@@ -112,7 +112,7 @@ func copyCString(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, Int32) -> 
     }
 }
 
-/// RFC 9110 §5.5: a field value never holds NUL; lws 4.1 stores one as it comes.
+/// RFC 9110 section 5.5: a field value never holds NUL; lws 4.1 stores one as it comes.
 func headerWithNUL(_ headers: [String: String]) -> String? {
     for (name, value) in headers {
         var v = value  // withUTF8 needs a var; a native string is not copied

@@ -52,7 +52,7 @@ final class WebSocketSessions {
             return refuse(wsi, status: 404, message: "no WebSocket endpoint at \(path)", field: "path",
                           rule: "not_found")
         }
-        // lws 4.1 upgrades any Sec-WebSocket-Version (it logs and speaks 13); RFC 6455 §4.4 asks for 426 naming
+        // lws 4.1 upgrades any Sec-WebSocket-Version (it logs and speaks 13); RFC 6455 section 4.4 asks for 426 naming
         // the version the server speaks.
         let version = lwsHeader(wsi, WSI_TOKEN_VERSION).map { String($0.filter { $0 != " " && $0 != "\t" }) }
         guard version == "13" else {

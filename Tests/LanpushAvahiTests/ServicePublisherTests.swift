@@ -66,7 +66,7 @@ struct ServicePublisherTests {
 
         let repeated = makeStringList([("k", "first"), ("k", "second")])
         defer { avahi_string_list_free(repeated) }
-        #expect(readStringList(repeated) == ["k": "first"])  // RFC 6763 §6.4
+        #expect(readStringList(repeated) == ["k": "first"])  // RFC 6763 section 6.4
     }
 
     @Test(.enabled(if: noSystemBus, Comment(rawValue: needsNoBus)))

@@ -140,7 +140,7 @@ struct ConformanceTests {
         #expect(r.headers["content-type"] == "text/html")
     }
 
-    /// RFC 6455 §5.1 wants an unmasked client frame to close the connection (1002). lws 4.1.6 reads the mask bit
+    /// RFC 6455 section 5.1 wants an unmasked client frame to close the connection (1002). lws 4.1.6 reads the mask bit
     /// and unmasks only masked frames; it never refuses an unmasked one and tells no callback, so the message is
     /// delivered like any other.
     @Test func lwsDeliversAnUnmaskedClientFrame() throws {

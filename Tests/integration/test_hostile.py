@@ -167,7 +167,7 @@ def run_http_case(port, case):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# WebSocket cases: a raw client that can write anything (RFC 6455 §5.2 framing).
+# WebSocket cases: a raw client that can write anything (RFC 6455 section 5.2 framing).
 
 def frame(opcode, payload=b"", fin=True, mask=True, rsv=0, length=None, key=None):
     b0 = (0x80 if fin else 0) | (rsv << 4) | opcode
@@ -426,7 +426,7 @@ def test_hostile_input_never_crashes_and_never_starves_a_good_client(gateway):
                 texts = [json.loads(pl) for op, pl in data if op == 1]
                 if closes[:1] != [4001] or not any(t.get("type") == "auth_invalid" for t in texts):
                     problems.append(f"{name}: expected auth_invalid and 4001, got {data!r} ({how})")
-            # The server's own codes, or the client's code echoed back (RFC 6455 §5.5.1: lws echoes a close).
+            # The server's own codes, or the client's code echoed back (RFC 6455 section 5.5.1: lws echoes a close).
             sent = [struct.unpack(">H", f[6:8])[0] ^ struct.unpack(">H", f[2:4])[0]
                     for f in case[1] if len(f) >= 8 and f[0] & 0x0F == 8 and f[1] & 0x80 and f[1] & 0x7F >= 2]
             if any(c not in (1000, 1001, 1002, 1003, 1007, 1009, 1011, 1013, 4001, 4002, 4029) + tuple(sent) for c in closes):

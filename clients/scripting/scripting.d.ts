@@ -200,7 +200,7 @@ declare module "scripting" {
     function removeDelivereds(identifiers: string[]): Promise<void>;
   }
 
-  /** [dts] `type LiveActivityState`; [docs] "LiveActivity" §2. */
+  /** [dts] `type LiveActivityState`; [docs] "LiveActivity" section 2. */
   export type LiveActivityState = "active" | "dismissed" | "ended" | "stale";
   /** [dts] `LiveActivityOptions`, `LiveActivityUpdateOptions`, `LiveActivityEndOptions` (`dismissTimeInterval` in seconds). */
   export type LiveActivityOptions = { staleDate?: number | Date; relevanceScore?: number };
@@ -223,7 +223,7 @@ declare module "scripting" {
   export function LiveActivityUIExpandedCenter(props: { children: VirtualNode }): VirtualNode;
   export function LiveActivityUIExpandedBottom(props: { children: VirtualNode }): VirtualNode;
 
-  /** [dts] `declare class LiveActivity<T>`; [docs] "LiveActivity" §5–§7: register in `live_activity.tsx`. */
+  /** [dts] `declare class LiveActivity<T>`; [docs] "LiveActivity" sections 5–7: register in `live_activity.tsx`. */
   export class LiveActivity<T> {
     static register<T>(name: string, builder: LiveActivityUIBuilder<T>): () => LiveActivity<T>;
     readonly activityId: string | undefined;

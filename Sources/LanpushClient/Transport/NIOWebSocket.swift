@@ -7,7 +7,7 @@ import NIOSSL
 import NIOWebSocket
 
 /// The WebSocket client on Linux: NIO's HTTP/1.1 upgrade and frame codec, TLS through `TLSChannel`. It answers pings,
-/// reassembles fragmented messages, masks what it sends (RFC 6455 §5.3) and reports the close code and reason.
+/// reassembles fragmented messages, masks what it sends (RFC 6455 section 5.3) and reports the close code and reason.
 enum NIOWebSocketClient {
     /// Largest message accepted: a snapshot of many activities with templates is the biggest frame the gateway sends.
     static let maxMessageBytes = 16 << 20

@@ -11,7 +11,7 @@ import { CompactLeading, CompactTrailing, ExpandedBottom, ExpandedLeading, Expan
 
 /**
  * The Live Activity's UI. The Scripting app requires the registration in its own file, `live_activity.tsx`: the
- * Live Activity extension runs this file alone (Scripting docs, "LiveActivity" §5 and §9.2), so it imports
+ * Live Activity extension runs this file alone (Scripting docs, "LiveActivity" sections 5 and 9.2), so it imports
  * nothing but the renderer.
  */
 export const ACTIVITY_NAME = "LanpushActivity";
