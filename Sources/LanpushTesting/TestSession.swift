@@ -25,10 +25,18 @@ public final class TestSession {
         self.transport = transport
     }
 
-    /// Every frame the gateway sent this session, a v2 array frame as the object it stands for.
+    /// Every frame the gateway sent this session, a v2 array frame as the object it stands for (each frame read
+    /// once: the fuzz harness and the tests ask for this after every step).
     public var frames: [JSONValue] {
-        transport.sent.map { frame in frame.arrayValue.flatMap(CompactFrame.object).map(JSONValue.object) ?? frame }
+        let sent = transport.sent
+        if normalized.count < sent.count {
+            normalized += sent[normalized.count...].map { frame in
+                frame.arrayValue.flatMap(CompactFrame.object).map(JSONValue.object) ?? frame
+            }
+        }
+        return normalized
     }
+    private var normalized: [JSONValue] = []
 
     public func frames(_ type: String) -> [JSONValue] { frames.filter { $0["type"]?.stringValue == type } }
 

@@ -10,14 +10,10 @@ import Testing
     let dir: String
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-direct-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        dir = try StoreTestSupport.directory("direct")
     }
 
-    func row(_ seq: UInt64) -> StoreOp {
-        .device(DeviceRow(id: "phone", epoch: "e", seq: seq, pushToken: nil, pushURL: nil, registrationInfo: [:],
-                          liveActivityTokens: [:], pushToStartToken: nil, lastSeen: nil))
-    }
+    func row(_ seq: UInt64) -> StoreOp { StoreTestSupport.deviceRow(seq) }
 
     func notification(_ seq: UInt64) -> StoreOp {
         .insertNotification(deviceId: "phone", QueuedNotification(seq: seq, body: .clear(tag: "t\(seq)"), acceptedAt: 0))

@@ -11,14 +11,10 @@ import Testing
     let dir: String
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lanpush-writer-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        dir = try StoreTestSupport.directory("writer")
     }
 
-    func row(_ seq: UInt64) -> StoreOp {
-        .device(DeviceRow(id: "phone", epoch: "e", seq: seq, pushToken: nil, pushURL: nil, registrationInfo: [:],
-                          liveActivityTokens: [:], pushToStartToken: nil, lastSeen: nil))
-    }
+    func row(_ seq: UInt64) -> StoreOp { StoreTestSupport.deviceRow(seq) }
 
     @Test func laterSubmissionsWinAndCompletionsSeeTheirDataOnDisk() throws {
         let store = try StateStore(directory: dir)
