@@ -101,12 +101,13 @@ public final class DirectCommitter: @unchecked Sendable {
         lastWALFrames = frames
         let due = frames >= nextCheckpointAt
         let inPlace = due && !committingHere
-        if due {
-            nextCheckpointAt = frames + checkpointEvery
-            if !inPlace {
-                requested = true
-                condition.signal()
-            }
+        if due { nextCheckpointAt = frames + checkpointEvery }
+        // Past the RESTART bound, every commit of the caller's thread asks again: a RESTART needs the writer's lock
+        // between two commits, and when commits follow each other closely (or the checkpoint thread got no CPU for a
+        // while) one that found no gap would otherwise wait `checkpointEvery` more frames for its next try.
+        if committingHere && (due || Int(frames) > restartAbove) {
+            requested = true
+            condition.signal()
         }
         condition.unlock()
         guard inPlace else { return }

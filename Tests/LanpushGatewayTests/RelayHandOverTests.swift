@@ -127,6 +127,40 @@ import Testing
         #expect(gw.relayRequests.count == 1, "what the LAN carries never goes to the relay too")
     }
 
+    /// An authenticated socket reads nothing until it subscribes. A client stuck after its auth (whose socket library
+    /// still answers pings) must not hold its device's traffic on the LAN, where nothing would ever read it: until a
+    /// session of the device subscribes, updates and notifications keep going to the relay.
+    @Test func aSessionThatNeverSubscribesLeavesTheDeviceOnTheRelay() throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        for p in [0, 5] {
+            gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "\(p)%", ["progress": .number(Double(p)), "progress_max": 100]))
+        }
+        #expect(gw.device("phone")?["relay"]?["queued"] == 1)
+        let stuck = gw.open()
+        stuck.send(["type": "auth", "token": .string(TestGateway.token(for: "phone"))])
+        #expect(stuck.types.last == "auth_ok")
+        let phone = try #require(gw.device("phone"))
+        #expect(phone["connected"] == false && phone["sessions"] == 1 && phone["path"] == "relay")
+        #expect(phone["relay"]?["queued"] == 1, "an authenticated session alone takes nothing back")
+        gw.relayBody("tok-phone", message: "Door")
+        #expect(gw.relayRequests.map(\.kind) == [.start, .notification])
+        gw.advance(by: 15)
+        #expect(gw.relayRequests.map(\.body["message"]) == ["0%", "Door", "5%"])
+        stuck.close()
+        #expect(gw.relayRequests.count == 3, "its close hands nothing over again")
+        // A subscribe is what brings the device onto the LAN.
+        let s = gw.open()
+        s.send(["type": "auth", "token": .string(TestGateway.token(for: "phone"))])
+        s.send(["type": "subscribe"])
+        #expect(gw.device("phone")?["connected"] == true && gw.device("phone")?["path"] == "lan")
+        gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "10%", ["progress": 10, "progress_max": 100]))
+        gw.advance(by: 30)
+        #expect(gw.relayRequests.count == 3)
+        s.read()
+        #expect(s.state("ev")?["progress"] == 10)
+    }
+
     @Test func startsBeyondTheHourlyBudgetWaitAndAreNotDropped() throws {
         var config = TestGateway.defaultConfig()
         config.relay.startsPerHour = 2

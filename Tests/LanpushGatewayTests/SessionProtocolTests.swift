@@ -24,6 +24,9 @@ import Testing
         #expect(ok["type"] == "auth_ok" && ok["device_id"] == "phone" && ok["version"] == "lanpush.v1")
         #expect(ok["seq"] == 1)
         #expect(ok["epoch"]?.stringValue == gw.device("phone")?["epoch"]?.stringValue)
+        // Authenticated, not yet subscribed: a session, but nothing it would read, so not on the LAN yet.
+        #expect(gw.device("phone")?["connected"] == false && gw.device("phone")?["sessions"] == 1)
+        s.send(["type": "subscribe"])
         #expect(gw.device("phone")?["connected"] == true && gw.device("phone")?["sessions"] == 1)
     }
 

@@ -158,6 +158,7 @@ def test_client_that_stops_answering_pings_is_detected_within_the_bound(gateway)
     gw = gateway(session={"ping_interval": 1, "ping_timeout": 1})
     s = raw_ws(gw.port)
     s.sendall(masked_text(('{"type":"auth","token":"%s"}' % gw.tokens["phone"]).encode()))
+    s.sendall(masked_text(b'{"type":"subscribe"}'))  # a device counts as connected from its subscribe
     deadline = time.time() + 10
     while time.time() < deadline:
         status, devices = gw.get("/v1/devices")

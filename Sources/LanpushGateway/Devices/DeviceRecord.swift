@@ -25,8 +25,13 @@ final class DeviceRecord {
     var ledger: DeviceLedger
     /// Its resume history's bytes as last counted into the directory's budget.
     var countedHistoryBytes = 0
-    /// Device sessions (observers are not here: they never make a device count as connected).
+    /// Device sessions, authenticated (observers are not here: they never make a device count as connected).
     var sessions: [UInt64] = []
+    /// Those of `sessions` that subscribed: only they receive events, so only they make the device reachable on the
+    /// LAN. A client that authenticates and never subscribes (a script stuck after its auth, whose socket library
+    /// keeps answering pings) would otherwise hold every update and notification back from the relay for as long as
+    /// its socket lives, where nothing ever reads them.
+    var receiving: [UInt64] = []
     var registration: Registration?
     var liveActivityTokens: [String: JSONValue] = [:]
     var pushToStartToken: String?
@@ -54,7 +59,8 @@ final class DeviceRecord {
         self.ledger = ledger
     }
 
-    var isConnected: Bool { !sessions.isEmpty }
+    /// Reachable on the LAN: a subscribed session receives what is accepted for it, and nothing goes to the relay.
+    var isConnected: Bool { !receiving.isEmpty }
 
     func json(now: Double) -> JSONValue {
         var o: [String: JSONValue] = [

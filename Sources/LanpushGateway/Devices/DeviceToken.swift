@@ -11,7 +11,7 @@ enum DeviceToken {
 
     /// Lowercase hex SHA-256 of the token's UTF-8.
     static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(token.utf8)).lowercaseHex
     }
 
     /// The shortest token a device may have (the config's rule; generated ones are 43 characters).

@@ -203,7 +203,7 @@ final class RelayHandOver {
         return .object(clear)
     }
 
-    /// A session of the device authenticated: it takes its slots back.
+    /// A session of the device subscribed (it was on no other): it takes its slots back.
     func deviceBack(_ device: DeviceRecord) {
         let cancelled = pacer.cancel(device: device.id, now: clock())
         if !cancelled.isEmpty {

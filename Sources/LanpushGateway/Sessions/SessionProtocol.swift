@@ -58,10 +58,12 @@ final class SessionProtocol {
     func closed(id: UInt64) {
         guard let session = sessions.remove(id) else { return }
         if let deviceId = session.deviceId, let device = directory[deviceId] {
+            let wasReceiving = device.isConnected
             device.sessions.removeAll { $0 == id }
+            device.receiving.removeAll { $0 == id }
             device.lastSeen = clock()
             journal.record(device: device)
-            if !device.isConnected {
+            if wasReceiving && !device.isConnected {
                 metrics.devicesConnected.record(directory.connectedCount)
                 relay.deviceGone(device)
             }
@@ -163,12 +165,9 @@ final class SessionProtocol {
         }
         guard let device = directory.device(presenting: token) else { return rejectAuth(session) }
         session.role = .device(device.id)
-        let wasGone = !device.isConnected
         device.sessions.append(session.id)
-        if wasGone { relay.deviceBack(device) }
         device.lastSeen = clock()
-        metrics.devicesConnected.record(directory.connectedCount)
-        report.announce(device)
+        // Announced with its subscribe, which follows at once in every client: one report of a connect, not two.
         session.queueControl([
             "type": "auth_ok", "device_id": .string(device.id), "epoch": .string(device.ledger.epoch),
             "seq": .number(Double(device.ledger.seq)), "version": .string(session.version.rawValue),
@@ -201,6 +200,15 @@ final class SessionProtocol {
             if case .replay(let from) = start {
                 session.queueControl(["type": "replay", "from": .number(Double(from)), "epoch": .string(device.ledger.epoch)])
             }
+            // From here the device is on the LAN: what waits for the relay is taken back (the subscription's
+            // snapshot or replay carries it).
+            let wasGone = !device.isConnected
+            device.receiving.append(session.id)
+            if wasGone {
+                relay.deviceBack(device)
+                metrics.devicesConnected.record(directory.connectedCount)
+            }
+            report.announce(device)
         case .observer(let scope):
             for device in directory.sorted where scope == nil || scope == device.id {
                 session.coalescers[device.id] = Coalescer.subscribe(ledger: device.ledger, resume: nil, window: 1 << 30).0

@@ -66,7 +66,7 @@ struct TLSIdentity: Sendable, Equatable {
         do {
             var serializer = DER.Serializer()
             try serializer.serialize(try Certificate(pemEncoded: text))
-            return SHA256.hash(data: Data(serializer.serializedBytes)).map { String(format: "%02x", $0) }.joined()
+            return SHA256.hash(data: Data(serializer.serializedBytes)).lowercaseHex
         } catch {
             throw ConfigError(key: key, message: "\(path) is not a PEM certificate: \(error)")
         }
