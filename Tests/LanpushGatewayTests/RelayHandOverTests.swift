@@ -161,6 +161,35 @@ import Testing
         #expect(s.state("ev")?["progress"] == 10)
     }
 
+    /// The app's push token was rotated while relay items waited (an update held by the interval, bodies HA sent
+    /// before): they go out to the token the device registered since, at the URL it registered, as the phone's app
+    /// would now be reached — not to a token its push service no longer takes.
+    @Test func whatWaitsForTheRelayGoesToTheTokenRegisteredSince() throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        gw.relayBody("tok-phone", title: "EV", message: "0%", data: Payload.live("ev"))
+        gw.relayBody("tok-phone", message: "5%", data: Payload.live("ev"))
+        #expect(gw.relayRequests.count == 1 && gw.device("phone")?["relay"]?["queued"] == 1)
+        // A client that registers (and never subscribes) takes nothing back.
+        let rotated = gw.open()
+        rotated.send(["type": "auth", "token": .string(TestGateway.token(for: "phone"))])
+        rotated.register("tok-phone-2", pushURL: "https://relay.example/push-2")
+        rotated.close()
+        gw.advance(by: 15)
+        let update = try #require(gw.relayRequests.last)
+        #expect(gw.relayRequests.count == 2 && update.kind == .update && update.body["message"] == "5%")
+        #expect(update.body["push_token"] == "tok-phone-2" && update.url == "https://relay.example/push-2")
+        #expect(update.body["registration_info"] == Payload.iosInfo)
+        // A drain of the bodies HA sent before the rotation: addressed as now too.
+        gw.relayBody("tok-phone-2", message: "10%", data: Payload.live("ev"))
+        let visit = gw.connect("phone")
+        visit.register("tok-phone-3")
+        visit.close()
+        gw.advance(by: 15)
+        #expect(gw.relayRequests.last?.body["message"] == "10%" && gw.relayRequests.last?.body["push_token"] == "tok-phone-3")
+        #expect(gw.relayRequests.allSatisfy { $0.body["push_token"] != "tok-phone" || $0.body["message"] == "0%" })
+    }
+
     @Test func startsBeyondTheHourlyBudgetWaitAndAreNotDropped() throws {
         var config = TestGateway.defaultConfig()
         config.relay.startsPerHour = 2

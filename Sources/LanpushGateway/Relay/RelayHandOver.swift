@@ -233,8 +233,24 @@ final class RelayHandOver {
             metrics.relayRequests.increment()
             // A request leaving counts against the device's quota (the pacer's `remaining`).
             if let device = directory[item.device] { events.changed(device) }
-            transport.send(item) { [weak self] response in self?.answered(item, response) }
+            transport.send(addressedAsNow(item)) { [weak self] response in self?.answered(item, response) }
         }
+    }
+
+    /// What waited in the pacer (or drains from the bodies HA sent earlier) goes out to the push token and URL the
+    /// device has registered by now: an app whose token was rotated while the item waited would otherwise have it
+    /// sent to a token its push service no longer takes. Only the address changes; the pacer still knows the item
+    /// as it was queued.
+    private func addressedAsNow(_ item: RelayItem) -> RelayItem {
+        guard !item.device.hasPrefix("push_token:"), let device = directory[item.device],
+              let registration = device.registration, case .object(var body) = item.body,
+              let queuedFor = body["push_token"]?.stringValue, queuedFor != registration.pushToken
+        else { return item }
+        var item = item
+        body["push_token"] = .string(registration.pushToken)
+        item.body = .object(body)
+        if let url = url(for: device) { item.url = url }
+        return item
     }
 
     private func answered(_ item: RelayItem, _ response: RelayResponse) {
