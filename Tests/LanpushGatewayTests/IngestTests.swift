@@ -28,6 +28,25 @@ import Testing
         #expect(s.frames("notification").count == 3 && s.closeCode == nil)
     }
 
+    /// A request refused for want of relay credentials did nothing: HA's re-post of the same id, once the client has
+    /// registered good ones, is carried, not answered 201 as a duplicate of something never done.
+    @Test func aRefusedRequestsConfirmIdIsNotADuplicateLater() throws {
+        let gw = try TestGateway()
+        gw.relayAnswer = { _ in (403, ["errorMessage": "invalid token"]) }
+        gw.goneDevice()
+        gw.push(Payload.push(["phone"], message: "Door"))
+        #expect(gw.device("phone")?["relay"]?["token_invalid"] == true)
+        gw.relayAnswer = { _ in (201, TestGateway.relayOK) }
+        let extra: [String: JSONValue] = ["hass_confirm_id": "c-7"]
+        let refused = gw.relayBody("tok-phone", message: "request_location_update", extra: extra)
+        #expect(refused.status == 422 && refused.json["rule"] == "relay_credentials")
+        gw.goneDevice()  // the client registers again: the token is good again
+        gw.advance(by: 10)
+        let again = gw.relayBody("tok-phone", message: "request_location_update", extra: extra)
+        #expect(again.status == 202)
+        #expect(gw.relayRequests.last?.body["message"] == "request_location_update")
+    }
+
     /// HA waits 10 s for a confirm on its local push channel, then posts the same event to the push_url: it arrives
     /// once.
     @Test func anEventOfTheHAChannelIsNotAppliedAgainThroughThePushURLFallback() throws {

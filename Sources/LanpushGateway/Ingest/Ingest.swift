@@ -77,6 +77,16 @@ final class Ingest {
             if let seen = recentConfirmIds[id], now - seen < Self.confirmWindow { return .duplicate }
             recentConfirmIds[id] = now
         }
+        let outcome = apply(request, now: now)
+        // Refused everywhere (it needed relay credentials the device lacks): nothing was done, so a re-post of the same
+        // id — HA's to the push_url, once the client registered — is a new attempt, not a duplicate to answer 201.
+        if let id = request.confirmId, case .routed(let results) = outcome, results.allSatisfy({ $0.routed?.refused ?? true }) {
+            recentConfirmIds[id] = nil
+        }
+        return outcome
+    }
+
+    private func apply(_ request: IngestRequest, now: Double) -> Outcome {
         switch request.source {
         case .relayBody(let body, let path):
             guard let device = directory.device(forPushToken: body.pushToken) else {
