@@ -92,8 +92,8 @@ package final class GatewayCore {
             ingest: ingest, relay: relay, quota: config.relay.quota, metrics: metrics, clock: clock,
             allDevices: { directory.sorted.map(\.id) })
         let commands = DeviceCommands(
-            directory: directory, sessions: sessions, journal: journal, relay: relay, report: report, metrics: metrics,
-            logger: logger, clock: clock, window: config.session.window)
+            directory: directory, sessions: sessions, journal: journal, relay: relay, report: report, events: events,
+            metrics: metrics, logger: logger, clock: clock, window: config.session.window)
         weak var weakSelf: GatewayCore?
         let devices = DeviceEndpoints(
             commands: commands, pairings: pairings, throttle: throttle, metrics: metrics, clock: clock,

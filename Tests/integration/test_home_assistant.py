@@ -500,7 +500,7 @@ def test_a_device_leaving_ha_goes_unavailable_and_one_removed_from_lanpush_leave
     wait_for(lambda: ha_device_id(ha, "porch") is None, 10, "porch's HA device to be removed")
     assert entities_of(ha, "porch") == {}
     wait_for(lambda: "mobile_app_porch" not in ha.notify_services(), 10, "notify.mobile_app_porch to go")
-    assert "removed from lanpush's config: its HA device is removed too" in (lanpush.dir / "lanpushd.log").read_text()
+    assert "device removed from lanpush: its HA device is removed too" in (lanpush.dir / "lanpushd.log").read_text()
     assert len(lanpush_entities(ha)) == 2 * len(SENSORS)
 
 
@@ -530,6 +530,33 @@ def test_a_lanpush_that_lost_its_state_replaces_its_old_registration_instead_of_
     assert client.pump(lambda c: any(n.get("message") == "Done" for n in c.notifications), timeout=5)
     client.close()
     assert fallbacks(ha, every=False) == []
+
+
+def test_a_device_added_at_run_time_joins_ha_and_a_removed_one_leaves_it(ha, lanpush):
+    """A device added through the API (as pairing adds one) becomes an HA mobile_app device, with its notify action
+    and entities, while lanpushd runs (no restart); removed through the API, it leaves HA again."""
+    wait_subscribed(lanpush)
+    status, added = lanpush.request("POST", "/v1/devices", {"id": "garage", "name": "Garage"}, headers=lanpush.admin_headers())
+    assert status == 201, added
+    wait_for(lambda: "mobile_app_garage" in ha.notify_services(), 20, "notify.mobile_app_garage")
+    wait_subscribed(lanpush)
+    assert ha_status(lanpush)["garage"]["registration"] == "registered"
+    assert len(wait_for(lambda: len(e := entities_of(ha, "garage")) == len(SENSORS) and e, 10, "garage's entities")) == len(SENSORS)
+    # It is HA's like any other: a notification from HA reaches its LAN session.
+    lanpush.tokens["garage"] = added["token"]
+    client = lanpush.client("garage")
+    pump_synced(client)
+    status, _ = ha.notify("mobile_app_garage", title="Garage", message="door open")
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == "door open" for n in c.notifications), timeout=10)
+    client.close()
+
+    status, body = lanpush.request("DELETE", "/v1/devices/garage", headers=lanpush.admin_headers())
+    assert status in (200, 204), body
+    wait_for(lambda: ha_device_id(ha, "garage") is None, 20, "garage's HA device to be removed")
+    wait_for(lambda: "mobile_app_garage" not in ha.notify_services(), 10, "notify.mobile_app_garage to go")
+    assert entities_of(ha, "garage") == {}
+    assert len(lanpush_entities(ha)) == 2 * len(SENSORS)
 
 
 def test_a_missed_confirm_is_recovered_from_and_the_notification_arrives_once(ha, lanpush):

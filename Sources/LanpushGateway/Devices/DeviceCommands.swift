@@ -9,6 +9,7 @@ struct DeviceCommands {
     let journal: Journal
     let relay: RelayHandOver
     let report: DeviceReport
+    let events: DeviceEvents
     let metrics: GatewayMetrics
     let logger: Logger
     let clock: () -> Double
@@ -54,6 +55,7 @@ struct DeviceCommands {
         journal.recordManaged(device, createdAt: clock())
         journal.record(device: device)
         report.announce(device)
+        events.added(device)
         logger.info("device added", metadata: ["device": "\(id)"])
         return .success((device, token))
     }
@@ -101,6 +103,7 @@ struct DeviceCommands {
         metrics.devicesConnected.record(directory.connectedCount)
         sessions.announce(["removed": true], of: id)
         for observer in sessions.observers(of: id) { observer.coalescers.removeValue(forKey: id) }
+        events.removed(device)
         logger.info("device removed", metadata: ["device": "\(id)"])
         return .success(())
     }

@@ -21,6 +21,9 @@ final class DeviceEvents {
 
     var onChange: ((DeviceRecord) -> Void)?
     var onReport: ((DeviceRecord, Report) -> Void)?
+    /// A device was added or removed at run time (the API, pairing): HA-native mode registers it or removes it.
+    var onAdded: ((DeviceRecord) -> Void)?
+    var onRemoved: ((DeviceRecord) -> Void)?
 
     func changed(_ device: DeviceRecord) {
         onChange?(device)
@@ -28,5 +31,13 @@ final class DeviceEvents {
 
     func reported(_ device: DeviceRecord, _ report: Report) {
         onReport?(device, report)
+    }
+
+    func added(_ device: DeviceRecord) {
+        onAdded?(device)
+    }
+
+    func removed(_ device: DeviceRecord) {
+        onRemoved?(device)
     }
 }

@@ -15,7 +15,8 @@ import Logging
 /// - `HomeAssistantLiveActivities`: HA's own Live Activity bookkeeping, for an HA that has it.
 ///
 /// Connection ready → every exposed device is reconciled, devices no longer exposed get their entities
-/// `unavailable`, devices removed from lanpush's config leave HA; registered → its channel subscribes and its
+/// `unavailable`, devices removed from lanpush's config leave HA; a device added or removed at run time (the API,
+/// pairing) is registered or leaves HA at once (at the next connection when HA is away); registered → its channel subscribes and its
 /// sensors register; a subscription HA answers "not found" → the registrar looks before registering again; a
 /// device's state changes (`DeviceEvents`) → its sensors update; a client's report → the bookkeeping; connection
 /// lost → every channel is down until the next connection is ready.
@@ -89,18 +90,10 @@ final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLin
             parts = nil
         }
         removed = stored.values.filter { core.directory[$0.deviceId] == nil }.sorted { $0.deviceId < $1.deviceId }
-        for record in core.directory.sorted {
-            let exposed = settings.deviceIds.contains(record.id)
-            let device = HomeAssistantDevice(id: record.id, name: record.name, exposed: exposed, row: stored[record.id])
-            record.homeAssistant = device
-            device.link = self
-            if exposed {
-                devices.append(device)
-            } else if device.row != nil {
-                unexposed.append(device)
-            }
-        }
-        devices.sort { settings.deviceIds.firstIndex(of: $0.id)! < settings.deviceIds.firstIndex(of: $1.id)! }
+        for record in core.directory.sorted { attach(record, row: stored[record.id]) }
+        // The config file's in its order, then the devices added through the API (the directory's id order).
+        let order = { (id: String) in settings.deviceIds.firstIndex(of: id) ?? Int.max }
+        devices = devices.enumerated().sorted { (order($0.element.id), $0.offset) < (order($1.element.id), $1.offset) }.map(\.element)
         connection.delegate = self
         parts?.registrar.context = self
         parts?.channel.context = self
@@ -108,6 +101,24 @@ final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLin
         parts?.liveActivities.context = self
         core.events.onChange = { [weak self] record in self?.deviceChanged(record) }
         core.events.onReport = { [weak self] record, report in self?.reported(report, by: record) }
+        core.events.onAdded = { [weak self] record in self?.added(record) }
+        core.events.onRemoved = { [weak self] record in self?.removed(record) }
+    }
+
+    /// Makes `record` known to HA-native mode: exposed (registered, subscribed, with sensors) or, with a stored
+    /// registration, kept in HA with its entities `unavailable`.
+    @discardableResult
+    private func attach(_ record: DeviceRecord, row: HARegistrationRow?) -> HomeAssistantDevice {
+        let exposed = settings.exposes(record.id)
+        let device = HomeAssistantDevice(id: record.id, name: record.name, exposed: exposed, row: row)
+        record.homeAssistant = device
+        device.link = self
+        if exposed {
+            devices.append(device)
+        } else if device.row != nil {
+            unexposed.append(device)
+        }
+        return device
     }
 
     private func begin() {
@@ -193,6 +204,31 @@ final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLin
     private func deviceChanged(_ record: DeviceRecord) {
         guard let d = record.homeAssistant, d.exposed else { return }
         parts?.sensors.changed(d)
+    }
+
+    /// A device added at run time (the API, pairing) becomes HA's as one of the config file would at the next start:
+    /// registered now when HA is connected, else when it is.
+    private func added(_ record: DeviceRecord) {
+        // A removal of the same id not yet done in HA: the registration's own check finds and replaces what is left.
+        removed.removeAll { $0.deviceId == record.id }
+        let d = attach(record, row: nil)
+        guard d.exposed, parts != nil else { return }
+        logger.info("device added: registering it with HA", metadata: ["device": "\(d.id)"])
+        parts?.registrar.reconcile([d])
+    }
+
+    /// A device removed at run time leaves HA too (its mobile_app device, notify action and entities), now when HA is
+    /// connected, else at the next connection.
+    private func removed(_ record: DeviceRecord) {
+        guard let d = record.homeAssistant else { return }
+        record.homeAssistant = nil
+        devices.removeAll { $0 === d }
+        unexposed.removeAll { $0 === d }
+        parts?.channel.lost(d)
+        guard let row = d.row else { return }
+        removed.append(row)
+        guard connection.state == .ready else { return }
+        parts?.registrar.retire([row]) { [weak self] row in self?.removed.removeAll { $0.deviceId == row.deviceId } }
     }
 
     private func reported(_ report: DeviceEvents.Report, by record: DeviceRecord) {

@@ -66,7 +66,7 @@ final class HomeAssistantRegistrar {
         updateRegistration(d)
     }
 
-    /// Registrations of devices no longer in lanpush's config: their HA devices go too (HA deletes the device, its
+    /// Registrations of devices no longer in lanpush (its config, or removed at run time): their HA devices go too (HA deletes the device, its
     /// notify action and its entities with the config entry), then the stored row. A row whose entries cannot be
     /// removed (the token is not an admin's) stays, and is tried again on the next connection.
     func retire(_ rows: [HARegistrationRow], then: @escaping (HARegistrationRow) -> Void) {
@@ -78,12 +78,12 @@ final class HomeAssistantRegistrar {
                 self.removeEntries(ids, of: row.deviceId) { [weak self] removed in
                     guard let self else { return }
                     guard removed else {
-                        return self.logger.error("a device removed from lanpush's config is still in HA: delete it there (Settings → Devices), or give lanpush an admin's token", metadata: [
+                        return self.logger.error("a device removed from lanpush is still in HA: delete it there (Settings → Devices), or give lanpush an admin's token", metadata: [
                             "device": "\(row.deviceId)", "device_name": "\(row.deviceName)",
                         ])
                     }
                     self.core.journal.recordRegistrationRemoved(device: row.deviceId)
-                    self.logger.info("device removed from lanpush's config: its HA device is removed too", metadata: [
+                    self.logger.info("device removed from lanpush: its HA device is removed too", metadata: [
                         "device": "\(row.deviceId)", "device_name": "\(row.deviceName)", "entries": "\(ids.count)",
                     ])
                     then(row)

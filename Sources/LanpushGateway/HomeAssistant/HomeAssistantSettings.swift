@@ -28,12 +28,19 @@ struct HomeAssistantSettings: Equatable, Sendable {
     /// `nil`: no token anywhere; the link reports it and does not connect.
     var token: String?
     var tokenSource: String
-    /// lanpush device ids to register and subscribe, in config order.
+    /// The config file's devices to register and subscribe, in config order (the store's and those added at run
+    /// time follow `exposes`).
     var deviceIds: [String]
     var pushURL: String?
     var isSupervisor: Bool
     /// Seconds between two sensor updates of one device (`home_assistant.sensor_interval`).
     var sensorInterval: Double = 5
+    /// `home_assistant.devices` as configured: the ids to expose; empty = every device, those added at run time
+    /// (the API, pairing) too.
+    var listedDevices: [String] = []
+
+    /// Whether HA-native mode makes device `id` a mobile_app device of HA.
+    func exposes(_ id: String) -> Bool { listedDevices.isEmpty || listedDevices.contains(id) }
 
     /// The HA `device_id` of a lanpush device: stable, so HA's config entry unique id is too.
     static func haDeviceId(_ id: String) -> String { "lanpush-\(id)" }
@@ -62,11 +69,13 @@ struct HomeAssistantSettings: Equatable, Sendable {
             tokenSource = "SUPERVISOR_TOKEN"
         }
         if token == nil { tokenSource = "none" }
-        let exposed = (ha.devices ?? []).isEmpty ? config.devices.map(\.id) : config.devices.map(\.id).filter { ha.devices!.contains($0) }
+        let listed = ha.devices ?? []
+        let exposed = config.devices.map(\.id).filter { listed.isEmpty || listed.contains($0) }
         let pushURL = ha.pushURL ?? defaultPushURL(haHost: host(of: base), isSupervisor: isSupervisor, listenHost: config.listenHost, port: port)
         return HomeAssistantSettings(
             baseURL: base, restBase: restBase, websocketURL: websocketURL, token: token, tokenSource: tokenSource,
-            deviceIds: exposed, pushURL: pushURL, isSupervisor: isSupervisor, sensorInterval: ha.sensorInterval)
+            deviceIds: exposed, pushURL: pushURL, isSupervisor: isSupervisor, sensorInterval: ha.sensorInterval,
+            listedDevices: listed)
     }
 
     static func defaultPushURL(haHost: String, isSupervisor: Bool, listenHost: String, port: Int) -> String? {
