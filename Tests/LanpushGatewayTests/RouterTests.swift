@@ -36,6 +36,23 @@ import Testing
         #expect(gw.device("phone")?["seq"] == 1, "nothing was applied")
     }
 
+    /// A refusal names what was sent, but never repeats a large input whole: message and field are cut to 512 bytes
+    /// of UTF-8 (at a character boundary, ending in `…`), whatever the size of the key or header they quote.
+    @Test func aRefusalQuotesAtMost512BytesOfWhatWasSent() throws {
+        let gw = try TestGateway()
+        let key = String(repeating: "ключ", count: 5_000)  // 40,000 bytes of two-byte characters
+        let r = gw.request(.post, "/v1/devices", json: .object(["id": "porch", key: 1]))
+        #expect(r.status == 400 && r.json["rule"] == "unknown_key")
+        let message = try #require(r.json["message"]?.stringValue)
+        let field = try #require(r.json["field"]?.stringValue)
+        #expect(message.utf8.count <= 512 && message.hasSuffix("…") && message.hasPrefix("ключключ"))
+        #expect(field.utf8.count <= 512 && field.hasSuffix("…") && key.hasPrefix(field.dropLast()))
+        #expect(r.body.count < 2_000)
+        // A short one is quoted as it is.
+        let short = gw.request(.post, "/v1/devices", json: ["id": "porch", "colour": 1])
+        #expect(short.json["field"] == "colour" && short.json["message"]?.stringValue?.hasSuffix("…") == false)
+    }
+
     @Test func theBearerSchemeIsCaseInsensitiveAndBlanksAroundTheTokenDoNotCount() {
         #expect(Router.bearerToken("Bearer abc") == "abc")
         #expect(Router.bearerToken("bEaReR   abc  ") == "abc")

@@ -15,6 +15,27 @@ public struct FieldError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(field): \(message)" }
 
+    /// Longest message (and field) of a refusal, in UTF-8 bytes. Messages and fields quote what was sent (an unknown
+    /// key, a wrong header), so a refusal of a large input would otherwise repeat it whole: an answer as large as the
+    /// request, and on the publisher stream a window of such copies held until the publisher reads them.
+    public static let maxMessageBytes = 512
+
+    /// This refusal with its message and field cut to `maxMessageBytes` (ending in `…` where cut).
+    public var bounded: FieldError {
+        FieldError(field: Self.bounded(field), rule: rule, message: Self.bounded(message))
+    }
+
+    /// `text` cut to `maxMessageBytes` UTF-8 bytes at a character boundary, ending in `…` where cut.
+    public static func bounded(_ text: String) -> String {
+        guard text.utf8.count > maxMessageBytes else { return text }
+        var cut = ""
+        for c in text {
+            if cut.utf8.count + c.utf8.count > maxMessageBytes - 3 { break }
+            cut.append(c)
+        }
+        return cut + "…"
+    }
+
     public var json: JSONValue {
         .object(["message": .string(message), "field": .string(field), "rule": .string(rule)])
     }

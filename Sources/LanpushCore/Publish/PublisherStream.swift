@@ -51,31 +51,20 @@ public struct PublisherStream: Sendable {
 
     /// Item `item` changed nothing.
     public mutating func reject(_ item: UInt64, id: JSONValue?, _ error: FieldError) {
-        let error = FieldError(field: error.field, rule: error.rule, message: Self.bounded(error.message))
+        let error = error.bounded
         replies.append(.rejected(item: item, id: id, error))
     }
 
     /// Item `item` was applied with a caveat.
     public mutating func warn(_ item: UInt64, id: JSONValue?, _ warning: FieldWarning) {
         var warning = warning
-        warning.message = Self.bounded(warning.message)
+        warning.message = FieldError.bounded(warning.message)
         replies.append(.warning(item: item, id: id, warning))
     }
 
-    /// Longest message of a rejection or warning, in UTF-8 bytes. Messages quote what was sent (a wrong string, an
-    /// unknown `type`), and a window of answers waits in the gateway until the publisher reads them: unbounded, a
-    /// publisher of large wrong frames would make it hold a window of copies.
-    public static let maxMessageBytes = 512
-
-    static func bounded(_ message: String) -> String {
-        guard message.utf8.count > maxMessageBytes else { return message }
-        var cut = ""
-        for c in message {
-            if cut.utf8.count + c.utf8.count > maxMessageBytes - 3 { break }
-            cut.append(c)
-        }
-        return cut + "…"
-    }
+    /// Longest message of a rejection or warning, in UTF-8 bytes (`FieldError.maxMessageBytes`): a window of answers
+    /// waits in the gateway until the publisher reads them.
+    public static let maxMessageBytes = FieldError.maxMessageBytes
 
     /// A commit that covers every item up to `through` completed (in memory: the turn ended).
     public mutating func committed(through: UInt64) {

@@ -18,6 +18,7 @@ struct APIResponse: Equatable {
     }
 
     static func error(_ status: Int, _ error: FieldError, extra: [String: JSONValue] = [:]) -> APIResponse {
+        let error = error.bounded
         guard !extra.isEmpty, case .object(var o) = error.json else { return json(status, error.json) }
         for (k, v) in extra { o[k] = v }
         return json(status, .object(o))
