@@ -174,6 +174,7 @@ let package = Package(
         ),
         .testTarget(name: "LanpushAvahiTests", dependencies: ["LanpushAvahi"]),
         .testTarget(name: "LanpushLWSTests", dependencies: ["LanpushLWS"]),
+        .testTarget(name: "LanpushPlatformTests", dependencies: ["LanpushPlatform"]),
         // Against the real lanpushd (built as a product) and the protocol vectors; a local TLS proxy for pinning.
         .testTarget(
             name: "LanpushClientTests",

@@ -106,8 +106,10 @@ struct LanpushDaemon: ParsableCommand {
             notifier?.send("STOPPING=1")
             gateway.stop()
         }
+        // Freed heap memory back to the OS twice a minute: under session churn glibc keeps it otherwise.
+        let freeMemory = Platform.releaseFreeMemory(every: 30)
         // The signal sources must outlive the loop; a release build would otherwise free them early.
-        withExtendedLifetime(signals) { gateway.run() }
+        withExtendedLifetime((signals, freeMemory)) { gateway.run() }
     }
 }
 

@@ -198,6 +198,18 @@ import Testing
     }
 
     /// Found by scripts/fuzz config: `&a :` is an anchor on an empty key, and the refusal named the key `''`.
+    /// Found by `scripts/fuzz config`: Yams traps (an arithmetic overflow) constructing a YAML 1.1 base-60 integer
+    /// too large for an Int, anywhere in the file, so lanpushd died at start instead of naming the key.
+    @Test func aBase60NumberTooLargeIsRefusedNotACrash() throws {
+        #expect(Self.refusedKey("session:\n  ping_timeout: -111111111111111111:11:10") == "session.ping_timeout")
+        #expect(Self.refusedKey("anything: 1:2:3:4:5:6:7:8:9:10:11:12") == "anything")  // 60^11 alone passes Int.max
+        #expect(Self.refusedKey("devices:\n  - {id: x, n: [153722867280912931:0]}") == "devices[0].n[0]")
+        // Base 60 that fits is read as YAML 1.1 reads it (1:30 is 90), and refused or taken as any number is.
+        #expect(try ConfigLoader.parse("session:\n  ping_timeout: 1:30").session.pingTimeout == 90)
+        #expect(Self.refusedKey("unknown: 153722867280912930:0") == "unknown")  // fits; an unknown key as always
+        #expect(!ConfigLoader.sexagesimalOverflows("153722867280912930:0") && ConfigLoader.sexagesimalOverflows("153722867280912931:0"))
+    }
+
     @Test func anEmptyKeyIsRefusedNamingWhereItIs() {
         #expect(Self.refusedKey("&a :") == "(root)")
         #expect(Self.refusedKey("\"\": 1") == "(root)")

@@ -28,6 +28,11 @@ public enum ConfigLoader {
         if let path = badKey(in: composed, path: "") {
             throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a key must be a name, not empty, a list or a mapping")
         }
+        // Yams 5 also traps (an arithmetic overflow) constructing a YAML 1.1 base-60 integer too large for an Int,
+        // e.g. `ping_timeout: -111111111111111111:11:10`, anywhere in the file: refused before construction too.
+        if let path = badNumber(in: composed, path: "") {
+            throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a number too large (YAML's base-60 notation, like 1:30:00)")
+        }
         let node = composed.any
         guard let root = node as? [String: Any] else {
             throw ConfigError(key: "(root)", message: "must be a mapping of keys to values")
@@ -185,6 +190,44 @@ public enum ConfigLoader {
             break
         }
         return nil
+    }
+
+    /// Where a scalar that Yams reads as a base-60 integer (YAML 1.1: `1:30` is 90) would overflow while Yams
+    /// computes it (nil: nowhere).
+    static func badNumber(in node: Node, path: String) -> String? {
+        switch node {
+        case .scalar(let scalar):
+            return Resolver.default.resolveTag(of: node) == .int && sexagesimalOverflows(scalar.string) ? path : nil
+        case .mapping(let mapping):
+            for (key, value) in mapping {
+                let name = key.scalar?.string ?? ""
+                if let found = badNumber(in: value, path: path.isEmpty ? name : "\(path).\(name)") { return found }
+            }
+        case .sequence(let sequence):
+            for (i, item) in sequence.enumerated() {
+                if let found = badNumber(in: item, path: "\(path)[\(i)]") { return found }
+            }
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// Yams's reading of a base-60 integer, step for step (underscores dropped, a sign, a leading `0` meaning octal
+    /// instead, each part read in base 10, the base multiplied by 60 after every part), with every step checked.
+    static func sexagesimalOverflows(_ text: String) -> Bool {
+        var digits = Substring(text.replacingOccurrences(of: "_", with: ""))
+        if digits.hasPrefix("-") || digits.hasPrefix("+") { digits = digits.dropFirst() }
+        guard digits.contains(":"), !digits.hasPrefix("0") else { return false }
+        var base = 1, value = 0
+        for part in digits.components(separatedBy: ":").compactMap({ Int($0, radix: 10) }).reversed() {
+            let (product, o1) = part.multipliedReportingOverflow(by: base)
+            let (sum, o2) = value.addingReportingOverflow(product)
+            let (next, o3) = base.multipliedReportingOverflow(by: 60)
+            if o1 || o2 || o3 { return true }
+            (value, base) = (sum, next)
+        }
+        return false
     }
 
     /// `HOST:PORT`, `:PORT` or `[IPv6]:PORT`.
