@@ -150,6 +150,16 @@ def pump_synced(client):
     assert client.pump(lambda c: any(f["type"] == "synced" for f in c.frames), timeout=10)
 
 
+def assert_notify_reaches_lan(ha, gw, device, service, message, timeout=5):
+    """HA's `notify.<service>` with `message` reaches a LAN session of `device` (opened here, closed after)."""
+    client = gw.client(device)
+    pump_synced(client)
+    status, _ = ha.notify(service, title="Door", message=message)
+    assert status == 200
+    assert client.pump(lambda c: any(n.get("message") == message for n in c.notifications), timeout=timeout)
+    client.close()
+
+
 @pytest.fixture(scope="module")
 def lanpush_config():
     """lanpushd's config (its port and viewer token go into HA's configuration, for the README's rest sensor); the
@@ -439,12 +449,7 @@ def test_a_renamed_device_updates_its_registration_under_the_same_webhook(ha, la
     devices, _ = ha.registry()
     mine = [d for d in devices if ["mobile_app", "lanpush-hall"] in d["identifiers"]]
     assert len(mine) == 1 and mine[0]["name"] == "Front Hall"
-    client = lanpush.client("hall")
-    pump_synced(client)
-    status, _ = ha.notify("mobile_app_front_hall", title="Door", message="Front hall door opened")
-    assert status == 200
-    assert client.pump(lambda c: any(n.get("message") == "Front hall door opened" for n in c.notifications), timeout=5)
-    client.close()
+    assert_notify_reaches_lan(ha, lanpush, "hall", "mobile_app_front_hall", "Front hall door opened")
 
 
 def test_live_activity_reports_reach_no_ha_without_the_webhooks(ha, lanpush):
@@ -544,12 +549,7 @@ def test_a_device_added_at_run_time_joins_ha_and_a_removed_one_leaves_it(ha, lan
     assert len(wait_for(lambda: len(e := entities_of(ha, "garage")) == len(SENSORS) and e, 10, "garage's entities")) == len(SENSORS)
     # It is HA's like any other: a notification from HA reaches its LAN session.
     lanpush.tokens["garage"] = added["token"]
-    client = lanpush.client("garage")
-    pump_synced(client)
-    status, _ = ha.notify("mobile_app_garage", title="Garage", message="door open")
-    assert status == 200
-    assert client.pump(lambda c: any(n.get("message") == "door open" for n in c.notifications), timeout=10)
-    client.close()
+    assert_notify_reaches_lan(ha, lanpush, "garage", "mobile_app_garage", "door open", timeout=10)
 
     status, body = lanpush.request("DELETE", "/v1/devices/garage", headers=lanpush.admin_headers())
     assert status in (200, 204), body

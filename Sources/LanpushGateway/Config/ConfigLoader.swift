@@ -25,12 +25,12 @@ public enum ConfigLoader {
         // Yams 5 traps (a force unwrap in its constructor) on a key that is a list or a mapping, e.g. a stray `{`
         // in `{a: 1, {b: 2}: 3}`: refuse those before anything is constructed. An empty key (`"": 1`, or an anchor
         // with no name after it, `&a :`) is refused here too: no error could name it.
-        if let path = badKey(in: composed, path: "") {
+        if let path = firstPath(in: composed, where: hasBadKey) {
             throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a key must be a name, not empty, a list or a mapping")
         }
         // Yams 5 also traps (an arithmetic overflow) constructing a YAML 1.1 base-60 integer too large for an Int,
         // e.g. `ping_timeout: -111111111111111111:11:10`, anywhere in the file: refused before construction too.
-        if let path = badNumber(in: composed, path: "") {
+        if let path = firstPath(in: composed, where: isOverflowingNumber) {
             throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a number too large (YAML's base-60 notation, like 1:30:00)")
         }
         let node = composed.any
@@ -174,17 +174,19 @@ public enum ConfigLoader {
         return config
     }
 
-    /// Where a mapping has a key that is not a scalar, or is empty (nil: nowhere).
-    static func badKey(in node: Node, path: String) -> String? {
+    /// The first place, in document order, where `isBad` holds for a node: its path (`a.b[2]`; "" for the root), or
+    /// nil. A mapping is asked before its values, so a bad key is named by the mapping that holds it.
+    static func firstPath(in node: Node, path: String = "", where isBad: (Node) -> Bool) -> String? {
+        if isBad(node) { return path }
         switch node {
         case .mapping(let mapping):
             for (key, value) in mapping {
-                guard let name = key.scalar?.string, !name.isEmpty else { return path }
-                if let found = badKey(in: value, path: path.isEmpty ? name : "\(path).\(name)") { return found }
+                let name = key.scalar?.string ?? ""
+                if let found = firstPath(in: value, path: path.isEmpty ? name : "\(path).\(name)", where: isBad) { return found }
             }
         case .sequence(let sequence):
             for (i, item) in sequence.enumerated() {
-                if let found = badKey(in: item, path: "\(path)[\(i)]") { return found }
+                if let found = firstPath(in: item, path: "\(path)[\(i)]", where: isBad) { return found }
             }
         default:
             break
@@ -192,25 +194,17 @@ public enum ConfigLoader {
         return nil
     }
 
-    /// Where a scalar that Yams reads as a base-60 integer (YAML 1.1: `1:30` is 90) would overflow while Yams
-    /// computes it (nil: nowhere).
-    static func badNumber(in node: Node, path: String) -> String? {
-        switch node {
-        case .scalar(let scalar):
-            return Resolver.default.resolveTag(of: node) == .int && sexagesimalOverflows(scalar.string) ? path : nil
-        case .mapping(let mapping):
-            for (key, value) in mapping {
-                let name = key.scalar?.string ?? ""
-                if let found = badNumber(in: value, path: path.isEmpty ? name : "\(path).\(name)") { return found }
-            }
-        case .sequence(let sequence):
-            for (i, item) in sequence.enumerated() {
-                if let found = badNumber(in: item, path: "\(path)[\(i)]") { return found }
-            }
-        default:
-            break
-        }
-        return nil
+    /// A mapping with a key that is not a scalar, or is empty.
+    static func hasBadKey(_ node: Node) -> Bool {
+        guard case .mapping(let mapping) = node else { return false }
+        return mapping.contains { key, _ in (key.scalar?.string ?? "").isEmpty }
+    }
+
+    /// A scalar that Yams reads as a base-60 integer (YAML 1.1: `1:30` is 90) and that would overflow while Yams
+    /// computes it.
+    static func isOverflowingNumber(_ node: Node) -> Bool {
+        guard case .scalar(let scalar) = node else { return false }
+        return Resolver.default.resolveTag(of: node) == .int && sexagesimalOverflows(scalar.string)
     }
 
     /// Yams's reading of a base-60 integer, step for step (underscores dropped, a sign, a leading `0` meaning octal
