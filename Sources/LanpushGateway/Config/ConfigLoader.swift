@@ -31,7 +31,8 @@ public enum ConfigLoader {
         // Yams 5 also traps (an arithmetic overflow) constructing a YAML 1.1 base-60 integer too large for an Int,
         // e.g. `ping_timeout: -111111111111111111:11:10`, anywhere in the file: refused before construction too.
         if let path = firstPath(in: composed, where: isOverflowingNumber) {
-            throw ConfigError(key: path.isEmpty ? "(root)" : path, message: "a number too large (YAML's base-60 notation, like 1:30:00)")
+            throw ConfigError(
+                key: path.isEmpty ? "(root)" : path, message: "a number too large (YAML's base-60 notation, like 1:30:00)")
         }
         let node = composed.any
         guard let root = node as? [String: Any] else {
@@ -182,7 +183,8 @@ public enum ConfigLoader {
         case .mapping(let mapping):
             for (key, value) in mapping {
                 let name = key.scalar?.string ?? ""
-                if let found = firstPath(in: value, path: path.isEmpty ? name : "\(path).\(name)", where: isBad) { return found }
+                let inner = path.isEmpty ? name : "\(path).\(name)"
+                if let found = firstPath(in: value, path: inner, where: isBad) { return found }
             }
         case .sequence(let sequence):
             for (i, item) in sequence.enumerated() {

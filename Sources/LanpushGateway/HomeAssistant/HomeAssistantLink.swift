@@ -16,8 +16,8 @@ import Logging
 ///
 /// Connection ready → every exposed device is reconciled, devices no longer exposed get their entities
 /// `unavailable`, devices removed from lanpush's config leave HA; a device added or removed at run time (the API,
-/// pairing) is registered or leaves HA at once (at the next connection when HA is away); registered → its channel subscribes and its
-/// sensors register; a subscription HA answers "not found" → the registrar looks before registering again; a
+/// pairing) is registered or leaves HA at once (at the next connection when HA is away); registered → its channel
+/// subscribes and its sensors register; a subscription HA answers "not found" → the registrar looks before registering again; a
 /// device's state changes (`DeviceEvents`) → its sensors update; a client's report → the bookkeeping; connection
 /// lost → every channel is down until the next connection is ready.
 final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLinkContext {
@@ -93,7 +93,9 @@ final class HomeAssistantLink: HomeAssistantConnectionDelegate, HomeAssistantLin
         for record in core.directory.sorted { attach(record, row: stored[record.id]) }
         // The config file's in its order, then the devices added through the API (the directory's id order).
         let order = { (id: String) in settings.deviceIds.firstIndex(of: id) ?? Int.max }
-        devices = devices.enumerated().sorted { (order($0.element.id), $0.offset) < (order($1.element.id), $1.offset) }.map(\.element)
+        devices = devices.enumerated()
+            .sorted { (order($0.element.id), $0.offset) < (order($1.element.id), $1.offset) }
+            .map(\.element)
         connection.delegate = self
         parts?.registrar.context = self
         parts?.channel.context = self

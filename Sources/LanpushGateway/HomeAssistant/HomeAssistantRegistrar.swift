@@ -66,8 +66,8 @@ final class HomeAssistantRegistrar {
         updateRegistration(d)
     }
 
-    /// Registrations of devices no longer in lanpush (its config, or removed at run time): their HA devices go too (HA deletes the device, its
-    /// notify action and its entities with the config entry), then the stored row. A row whose entries cannot be
+    /// Registrations of devices no longer in lanpush (its config, or removed at run time): their HA devices go too
+    /// (HA deletes the device, its notify action and its entities with the config entry), then the stored row. A row whose entries cannot be
     /// removed (the token is not an admin's) stays, and is tried again on the next connection.
     func retire(_ rows: [HARegistrationRow], then: @escaping (HARegistrationRow) -> Void) {
         guard !rows.isEmpty else { return }

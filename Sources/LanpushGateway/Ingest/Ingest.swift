@@ -80,7 +80,8 @@ final class Ingest {
         let outcome = apply(request, now: now)
         // Refused everywhere (it needed relay credentials the device lacks): nothing was done, so a re-post of the same
         // id — HA's to the push_url, once the client registered — is a new attempt, not a duplicate to answer 201.
-        if let id = request.confirmId, case .routed(let results) = outcome, results.allSatisfy({ $0.routed?.refused ?? true }) {
+        if let id = request.confirmId, case .routed(let results) = outcome,
+           results.allSatisfy({ $0.routed?.refused ?? true }) {
             recentConfirmIds[id] = nil
         }
         return outcome
