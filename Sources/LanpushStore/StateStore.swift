@@ -292,9 +292,11 @@ public final class StateStore: @unchecked Sendable {
                 sql: "INSERT OR REPLACE INTO managed_device (id, name, token_hash, notifications, created_at) VALUES (?, ?, ?, ?, ?)"
             ).execute(arguments: [d.id, d.name, d.tokenHash, d.notifications, d.createdAt])
         case .removeDevice(let id):
-            // Everything of a removed device goes: its activities, queue, relay outbox and registrations.
+            // Everything of a removed device goes (its activities, queue, relay outbox) except its HA registration:
+            // that row is how a later start knows to remove the device from HA when HA was away at the removal. It
+            // goes once HA has removed the device (`deleteHARegistration`).
             for table in ["managed_device WHERE id", "device WHERE id", "activity WHERE device_id", "notification WHERE device_id",
-                          "outbox WHERE device_id", "ha_registration WHERE device_id"] {
+                          "outbox WHERE device_id"] {
                 try db.cachedStatement(sql: "DELETE FROM \(table) = ?").execute(arguments: [id])
             }
         }

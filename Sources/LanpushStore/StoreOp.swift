@@ -21,7 +21,8 @@ public enum StoreOp: Sendable {
     case deleteHARegistration(deviceId: String)
     /// A device added at run time (schema v3), or its new name, routing or token hash.
     case managedDevice(ManagedDeviceRow)
-    /// A device removed at run time: it and everything it had.
+    /// A device removed at run time: it and everything it had but its HA registration (kept until HA has let the
+    /// device go too).
     case removeDevice(id: String)
 
     /// Ops with the same key in one batch collapse to the last one: the heart of group commit.

@@ -68,6 +68,27 @@ import Testing
         #expect(state.haRegistrations["phone"]?.appData == [:] && state.devices["phone"]?.supportsLiveActivities == true)
     }
 
+    /// A device removed while HA is away is removed from HA at a later start only if its registration is still
+    /// stored then: the removal takes everything else, the registration goes when HA let the device go.
+    @Test func aRemovedDeviceKeepsItsHARegistrationUntilThatIsDeletedToo() throws {
+        let store = try StateStore(directory: dir)
+        let registration = HARegistrationRow(
+            deviceId: "shed", haDeviceId: "lanpush-shed", webhookId: "hook", deviceName: "Shed", pushToken: "t",
+            pushURL: "http://x", haURL: "http://ha", registeredAt: 1, updatedAt: 2)
+        try store.write([
+            .device(DeviceRow(id: "shed", epoch: "e", seq: 1)), .upsertActivity(deviceId: "shed", activity("a", seq: 1)),
+            .managedDevice(ManagedDeviceRow(id: "shed", name: "Shed", tokenHash: "h", notifications: "lan", createdAt: 1)),
+            .haRegistration(registration),
+        ])
+        try store.write([.removeDevice(id: "shed")])
+        var state = try store.load()
+        #expect(state.devices["shed"] == nil && state.activities["shed"] == nil && state.managedDevices.isEmpty)
+        #expect(state.haRegistrations["shed"] == registration)
+        try store.write([.deleteHARegistration(deviceId: "shed")])
+        state = try store.load()
+        #expect(state.haRegistrations.isEmpty)
+    }
+
     @Test func opsOnOneRowCollapseToTheLast() throws {
         let store = try StateStore(directory: dir)
         try store.write([

@@ -559,6 +559,30 @@ def test_a_device_added_at_run_time_joins_ha_and_a_removed_one_leaves_it(ha, lan
     assert len(lanpush_entities(ha)) == 2 * len(SENSORS)
 
 
+def test_a_device_removed_while_ha_is_away_leaves_ha_after_a_lanpush_restart(ha, lanpush):
+    """Removed through the API while HA is down, then lanpushd restarted before HA is back: its stored registration
+    outlives the device, so the new process still removes it from HA once HA is up."""
+    wait_subscribed(lanpush)
+    status, added = lanpush.request("POST", "/v1/devices", {"id": "shed", "name": "Shed"}, headers=lanpush.admin_headers())
+    assert status == 201, added
+    wait_subscribed(lanpush)
+    assert ha_device_id(ha, "shed") and "mobile_app_shed" in ha.notify_services()
+
+    ha.stop()
+    wait_for(lambda: all(s.get("connection") != "ready" for s in ha_status(lanpush).values()), 10, "lanpush to see HA gone")
+    status, body = lanpush.request("DELETE", "/v1/devices/shed", headers=lanpush.admin_headers())
+    assert status in (200, 204), body
+    assert lanpush.stop() == 0
+    lanpush.start()
+    ha.start_seconds.append(ha.start())
+    wait_subscribed(lanpush)
+    wait_for(lambda: ha_device_id(ha, "shed") is None, 20, "shed's HA device to be removed")
+    wait_for(lambda: "mobile_app_shed" not in ha.notify_services(), 10, "notify.mobile_app_shed to go")
+    assert entities_of(ha, "shed") == {}
+    assert "device removed from lanpush: its HA device is removed too" in (lanpush.dir / "lanpushd.log").read_text()
+    assert len(lanpush_entities(ha)) == 2 * len(SENSORS)
+
+
 def test_a_missed_confirm_is_recovered_from_and_the_notification_arrives_once(ha, lanpush):
     """HA gives a confirm 10 s, then posts the event to the push_url and tears the channel down without telling
     the client. With lanpushd frozen (SIGSTOP) past that, the event arrives once (the channel's copy and the
