@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Soak (docs/RELIABILITY.md): lanpushd (release, durable store) with 10,000 device sessions for 10 minutes at 1,000
-# updates/s, 1 % of the sessions reconnecting every second; per minute the server's RSS, open fds and the
-# ingest→delivery p99. Then a session that never reads: the others' p99 with and without it, medians of 3
-# one-minute runs each. Not part of the test suite (about 20 minutes).
+# updates/s, 1 % of the sessions reconnecting every second; per minute the server's RSS (median and largest of a
+# sample each second, and their trend), open fds and the ingest→delivery p99. Then a session that never reads: the
+# others' p99 with and without it, medians of 3 one-minute runs each. Not part of the test suite (about 20 minutes).
 #
 #   Benchmarks/soak.sh                     everything
 #   Benchmarks/soak.sh --minutes 2         a shorter soak (the never-reading comparison as well)

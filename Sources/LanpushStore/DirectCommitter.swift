@@ -151,9 +151,16 @@ public final class DirectCommitter: @unchecked Sendable {
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
                 // The writer's thread is checkpointing in place right now (one checkpointer at a time): nothing lost.
             } catch {
-                onError(error)
+                onError(CheckpointFailed(underlying: error))
             }
         }
         connection = nil
     }
+}
+
+/// A checkpoint (folding the WAL into the database file) failed: nothing committed is lost, but the WAL keeps
+/// growing until one succeeds. Told apart from a failed commit, which loses what it held.
+public struct CheckpointFailed: Error, CustomStringConvertible {
+    public let underlying: any Error
+    public var description: String { "\(underlying)" }
 }

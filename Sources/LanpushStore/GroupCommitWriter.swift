@@ -17,6 +17,9 @@ public final class GroupCommitWriter: @unchecked Sendable {
     private let onError: @Sendable (Error) -> Void
     /// Transactions and ops written, for metrics and benchmarks.
     public private(set) var transactions: UInt64 = 0
+    /// Called on the writer's thread after each committed transaction (one for many submissions). Set before
+    /// `start`.
+    public var onCommitted: (@Sendable () -> Void)?
 
     public init(store: StateStore, onError: @escaping @Sendable (Error) -> Void) {
         self.store = store
@@ -56,6 +59,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
                 do {
                     try store.write(ops)
                     transactions += 1
+                    onCommitted?()
                 } catch {
                     failure = error
                     onError(error)

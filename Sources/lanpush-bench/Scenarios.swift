@@ -33,6 +33,9 @@ struct Scale: Sendable {
     var soakRate = 1000.0
     var soakChurn = 0.01
     var soakStuck = false
+    /// Seconds per soak period (at most half the soak): a minute, or a few seconds at smoke scale so that a smoke
+    /// run has the periods its growth figures compare.
+    var soakPeriod = 60.0
     /// The subprotocol the lanpush sessions offer (what the client libraries offer first by default).
     var lanpushProtocol = ProtocolVersion.v2.rawValue
 
@@ -40,7 +43,7 @@ struct Scale: Sendable {
     static let smoke = Scale(
         latencySessions: 20, latencyRate: 200, tags: 5, measure: 0.5, fastSeconds: 0.5, fastConnections: 4, manySessions: 5,
         fanSessions: 40, fanRepeats: 2, slowSeconds: 1, slowRate: 200, ingestSeconds: 0.5, lead: 0.2, convergeTimeout: 2,
-        connectParallel: 64, soakSessions: 40, soakMinutes: 0.1, soakRate: 100)
+        connectParallel: 64, soakSessions: 40, soakMinutes: 0.1, soakRate: 100, soakPeriod: 1.5)
 }
 
 /// One measured figure of one run.

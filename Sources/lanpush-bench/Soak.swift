@@ -71,14 +71,16 @@ private extension Array where Element == UInt8 {
 
 extension ScenarioRunner {
     /// N sessions (one device each) for M minutes while updates arrive at a fixed rate, each to one device, and a
-    /// share of the sessions reconnects every second. Per period (a minute): the server's RSS and open fds, the
-    /// ingest→delivery p50/p99 of that period, deliveries and reconnects. With `stuck`, one more session of d0 never
-    /// reads and comes back whenever the server closes it.
+    /// share of the sessions reconnects every second. Per period (a minute): the server's RSS (the median and the
+    /// largest of a sample each second: lanpushd gives freed memory back to the OS twice a minute, so one sample
+    /// at the period's end lands before or after a give-back by chance) and open fds, the ingest→delivery p50/p99
+    /// of that period, deliveries and reconnects. With `stuck`, one more session of d0 never reads and comes back
+    /// whenever the server closes it.
     func soak(_ kind: ServerKind) throws -> [Metric] {
         let n = scale.soakSessions
         let tags = scale.tags
         let total = scale.soakMinutes * 60
-        let period = min(60, total / 2)
+        let period = min(scale.soakPeriod, total / 2)
         let s = try setUp(kind, devices: n, sessions: n, capacity: n + n / 10 + 64)
         defer { tearDown(s) }
         guard let l = s.lanpush else { throw BenchError("soak runs on lanpush only") }
@@ -103,35 +105,41 @@ extension ScenarioRunner {
         let perSecond = max(1, Int((Double(n) * scale.soakChurn).rounded()))
         var metrics: [Metric] = []
         var rss: [Double] = []
+        var rssMax: [Double] = []
         var fds: [Double] = []
         var p99s: [Double] = []
         let periods = Int((total / period).rounded())
         sleepUntil(start)
         for k in 1...periods {
             let end = start + UInt64(Double(k) * period * 1e9)
+            var samples: [Double] = []
             while nowNanos() + 1_000_000_000 <= end {
                 if scale.soakChurn > 0 { s.hub.churn(perSecond) }
                 stuck?.reviveIfClosed()
                 sleepSeconds(1)
+                samples.append(Double(s.server.rssKiB ?? 0) / 1024)
             }
             sleepUntil(end)
+            samples.append(Double(s.server.rssKiB ?? 0) / 1024)
             let (h, st, reconnected) = s.hub.sync { () -> (Histogram<UInt64>, ClientStats, Int) in
                 let taken = (s.hub.stats.latency, s.hub.stats, s.hub.reconnected)
                 s.hub.stats = ClientStats()
                 s.hub.reconnected = 0
                 return taken
             }
-            let r = Double(s.server.rssKiB ?? 0) / 1024
+            let r = median(samples), top = samples.max() ?? 0
             let f = Double((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(s.server.pid)/fd").count) ?? 0)
             let p50 = Double(h.valueAtPercentile(50)) / 1e6
             let p99 = Double(h.valueAtPercentile(99)) / 1e6
             rss.append(r)
+            rssMax.append(top)
             fds.append(f)
             p99s.append(p99)
-            env.log(String(format: "soak %d/%d: RSS %.1f MiB, fds %.0f, p50 %.2f ms, p99 %.2f ms, %d deliveries, %d reconnects, %d unexpected closes",
-                           k, periods, r, f, p50, p99, st.deliveries, reconnected, st.closedUnexpectedly))
+            env.log(String(format: "soak %d/%d: RSS %.1f MiB (largest %.1f), fds %.0f, p50 %.2f ms, p99 %.2f ms, %d deliveries, %d reconnects, %d unexpected closes",
+                           k, periods, r, top, f, p50, p99, st.deliveries, reconnected, st.closedUnexpectedly))
             metrics += [
-                Metric(key: "soak.rss.\(k)", label: "period \(k): server RSS", unit: "MiB", value: r, better: .lower),
+                Metric(key: "soak.rss.\(k)", label: "period \(k): server RSS, median", unit: "MiB", value: r, better: .lower),
+                Metric(key: "soak.rss.max.\(k)", label: "period \(k): server RSS, largest", unit: "MiB", value: top, better: .lower),
                 Metric(key: "soak.fds.\(k)", label: "period \(k): server fds", unit: "", value: f, better: .lower),
                 Metric(key: "soak.p50.\(k)", label: "period \(k): ingest→delivery p50", unit: "ms", value: p50, better: .lower),
                 Metric(key: "soak.p99.\(k)", label: "period \(k): ingest→delivery p99", unit: "ms", value: p99, better: .lower),
@@ -144,8 +152,15 @@ extension ScenarioRunner {
         _ = publisher.wait(timeout: 30)
         // Growth after warm-up: from the end of period 2 to the last one.
         if rss.count >= 3 {
-            metrics.append(Metric(key: "soak.rss.growth", label: "RSS growth, period 2 → last", unit: "%",
+            metrics.append(Metric(key: "soak.rss.growth", label: "RSS growth (medians), period 2 → last", unit: "%",
                                   value: (rss.last! - rss[1]) / rss[1] * 100, better: .lower))
+            metrics.append(Metric(key: "soak.rss.max.growth", label: "RSS growth (largest), period 2 → last", unit: "%",
+                                  value: (rssMax.last! - rssMax[1]) / rssMax[1] * 100, better: .lower))
+            // Two periods' medians compare noise as much as trend (RSS moves by ±10 % from minute to minute under
+            // churn); a least-squares line through every period from the second on is the trend itself.
+            let fit = leastSquares(Array(rss.dropFirst()))
+            metrics.append(Metric(key: "soak.rss.trend", label: "RSS trend (least-squares line), period 2 → last", unit: "%",
+                                  value: fit.slope * Double(rss.count - 2) / fit.intercept * 100, better: .lower))
             metrics.append(Metric(key: "soak.fds.growth", label: "fds growth, period 2 → last", unit: "",
                                   value: fds.last! - fds[1], better: .lower))
         }
@@ -159,4 +174,18 @@ extension ScenarioRunner {
         }
         return metrics
     }
+}
+
+/// The line `intercept + slope * i` closest (least squares) to `ys[i]`.
+func leastSquares(_ ys: [Double]) -> (intercept: Double, slope: Double) {
+    let n = Double(ys.count)
+    guard ys.count >= 2 else { return (ys.first ?? 0, 0) }
+    let meanX = (n - 1) / 2, meanY = ys.reduce(0, +) / n
+    var sxy = 0.0, sxx = 0.0
+    for (i, y) in ys.enumerated() {
+        sxy += (Double(i) - meanX) * (y - meanY)
+        sxx += (Double(i) - meanX) * (Double(i) - meanX)
+    }
+    let slope = sxy / sxx
+    return (meanY - slope * meanX, slope)
 }

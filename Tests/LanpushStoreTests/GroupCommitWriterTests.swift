@@ -19,6 +19,8 @@ import Testing
     @Test func laterSubmissionsWinAndCompletionsSeeTheirDataOnDisk() throws {
         let store = try StateStore(directory: dir)
         let writer = GroupCommitWriter(store: store) { _ in }
+        let committed = Mutex<UInt64>(0)
+        writer.onCommitted = { committed.withLock { $0 += 1 } }
         writer.start()
         let seen = Mutex<[UInt64]>([])
         for seq in 1...200 as ClosedRange<UInt64> {
@@ -35,6 +37,8 @@ import Testing
         let order = seen.withLock { $0 }
         #expect(order.count == 200 && order == order.sorted())
         #expect(writer.transactions >= 1 && writer.transactions <= 200)
+        // Told once per transaction, not per submission (the commits metric counts these).
+        #expect(committed.withLock { $0 } == writer.transactions)
     }
 
     @Test func stopWritesWhatIsQueuedBeforeReturning() throws {

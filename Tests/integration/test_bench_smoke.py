@@ -26,13 +26,17 @@ def mosquitto():
     return shutil.which("mosquitto") or next((p for p in ("/usr/sbin/mosquitto", "/sbin/mosquitto") if os.path.exists(p)), None)
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    assert mosquitto(), "mosquitto is not installed: ./scripts/setup --test installs it"
+def build_missing():
     if not BENCH.exists():
         subprocess.run(["swift", "build", "--product", "lanpush-bench"], cwd=ROOT, check=True)
     if not DAEMON.exists():
         subprocess.run(["swift", "build", "--product", "lanpushd"], cwd=ROOT, check=True)
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    assert mosquitto(), "mosquitto is not installed: ./scripts/setup --test installs it"
+    build_missing()
     out = tmp_path_factory.mktemp("bench")
     proc = subprocess.run(
         [str(BENCH), "--smoke", "--runs", "1", "--lanpushd", str(DAEMON), "--wrk-script", "none",
@@ -88,3 +92,31 @@ def test_prints_the_figures(smoke):
         for server in ["lanpush", "lanpush-mem"] + ([] if scenario == "ingest" else ["mosquitto"]):
             assert runs[scenario].get(server), f"{scenario}: no run on {server}"
     assert "| figure |" in (out / "tables.md").read_text()
+
+
+def test_the_soak_reports_every_period_and_its_growth():
+    """The soak (Benchmarks/soak.sh) at smoke scale, with the never-reading session: RSS (median and largest of the
+    per-second samples), fds and p99 per period, the growth and least-squares trend from the second period on, and
+    no session closed by the server."""
+    build_missing()
+    proc = subprocess.run(
+        [str(BENCH), "--smoke", "--runs", "1", "--lanpushd", str(DAEMON), "--wrk-script", "none",
+         "--scenarios", "soak", "--servers", "lanpush", "--stuck"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    table = section(proc.stdout, "soak")
+    figures = {}
+    for line in table.splitlines()[3:]:
+        m = re.match(r"(.+?)\s{2,}(-?[\d.,]+)", line)
+        if m:
+            figures[m.group(1)] = float(m.group(2).replace(",", ""))
+    periods = sorted(int(k.split()[1].rstrip(":")) for k in figures if k.endswith("server RSS, median"))
+    assert periods == list(range(1, len(periods) + 1)) and len(periods) >= 3, table
+    for k in periods:
+        assert 0 < figures[f"period {k}: server RSS, median"] <= figures[f"period {k}: server RSS, largest"], table
+        assert figures[f"period {k}: server fds"] > 40, table  # the 40 sessions' sockets at least
+        assert figures[f"period {k}: sessions closed by the server"] == 0, table
+    for label in ["RSS growth (medians), period 2 → last", "RSS trend (least-squares line), period 2 → last",
+                  "fds growth, period 2 → last", "worst period's p99"]:
+        assert label in figures, table
+    assert figures["never-reading session's connections"] >= 1, table

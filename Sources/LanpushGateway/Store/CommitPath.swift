@@ -27,8 +27,14 @@ final class CommitPath {
     private var onWriter = 0
     /// When the last commit was done, as the loop saw it (monotonic ns).
     private var lastDone: UInt64 = 0
-    /// Set once the core (which owns the series) exists.
-    var metrics: GatewayMetrics?
+    /// Set once the core (which owns the series) exists, before `start`.
+    var metrics: GatewayMetrics? {
+        didSet {
+            // The writer counts its own transactions: one of them may hold many turns.
+            let counter = metrics?.commitsOnWriter
+            writer.onCommitted = { counter?.increment() }
+        }
+    }
     /// Monotonic nanoseconds (injected by tests).
     private let clock: () -> UInt64
 
@@ -40,7 +46,11 @@ final class CommitPath {
     ) throws {
         self.clock = clock
         let onError: @Sendable (Error) -> Void = { error in
-            logger.error("store write failed", metadata: ["error": "\(error)"])
+            if error is CheckpointFailed {
+                logger.error("store checkpoint failed: the write-ahead log grows until one succeeds", metadata: ["error": "\(error)"])
+            } else {
+                logger.error("store write failed", metadata: ["error": "\(error)"])
+            }
         }
         writer = GroupCommitWriter(store: store, onError: onError)
         direct = store.checkpointsInCommits ? nil : try DirectCommitter(store: store, onError: onError)
@@ -50,7 +60,6 @@ final class CommitPath {
     func persist(inbox: some LoopPoster) -> Journal.Persist {
         guard let direct else {
             return { [self] ops, then in
-                metrics?.commitsOnWriter.increment()
                 guard let then else { return writer.submit(ops) }
                 let callback = inbox.bound(then)
                 writer.submit(ops) { error in inbox.post { callback.value(error == nil) } }
@@ -72,7 +81,6 @@ final class CommitPath {
                     let b = back.value
                     b.path.onWriter -= 1
                     b.path.lastDone = b.path.clock()
-                    b.path.metrics?.commitsOnWriter.increment()
                     b.then?(error == nil)
                 }
             }

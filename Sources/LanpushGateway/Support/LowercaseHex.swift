@@ -3,13 +3,15 @@ extension Sequence<UInt8> {
     /// Built by hand because `String(format: "%02x")` per byte goes through Foundation's formatter every time, and
     /// every authentication hashes a token (it was the largest cost of an in-process session's set-up).
     var lowercaseHex: String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(underestimatedCount * 2)
         for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+            out.append(Self.digit(byte >> 4))
+            out.append(Self.digit(byte & 0x0f))
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// `0`-`9` then `a`-`f` in ASCII.
+    private static func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x61 - 10 + nibble }
 }
