@@ -75,6 +75,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Subprotocol of the lanpush sessions: lanpush.v2 (default) or lanpush.v1.")
     var lanpushProtocol: String?
 
+    @Option(help: "How lanpush sessions ack: 'every' event frame (default), or 'batch': one cumulative ack per read, as the client libraries do.")
+    var acks: String = "every"
+
     @Flag(help: "Soak: add one more session (device d0) that never reads what it is sent, and reconnects when closed.")
     var stuck = false
 
@@ -99,6 +102,8 @@ struct Bench: ParsableCommand {
         if let soakRate { scale.soakRate = soakRate }
         if let soakChurn { scale.soakChurn = soakChurn }
         scale.soakStuck = stuck
+        guard ["every", "batch"].contains(acks) else { throw ValidationError("--acks: every or batch") }
+        scale.ackEachFrame = acks == "every"
         if let lanpushProtocol {
             guard ProtocolVersion(rawValue: lanpushProtocol) != nil else {
                 throw ValidationError("--lanpush-protocol: one of \(ProtocolVersion.allCases.map { $0.rawValue })")

@@ -38,6 +38,9 @@ struct Scale: Sendable {
     var soakPeriod = 60.0
     /// The subprotocol the lanpush sessions offer (what the client libraries offer first by default).
     var lanpushProtocol = ProtocolVersion.v2.rawValue
+    /// lanpush sessions ack every event frame; `false`: one cumulative ack for what one read brought, as the client
+    /// libraries do (they ack once nothing else waits to be handled).
+    var ackEachFrame = true
 
     static let full = Scale()
     static let smoke = Scale(
@@ -214,6 +217,8 @@ final class ScenarioRunner {
             throw error
         }
         let setup = Setup(server: server, hub: hub)
+        let ackEachFrame = scale.ackEachFrame
+        hub.sync { hub.ackEvery = ackEachFrame }
         guard sessions > 0 else { return setup }
         let kinds: [SessionKind]
         let url: String

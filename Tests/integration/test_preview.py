@@ -119,8 +119,10 @@ def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
     browser.wait("document.querySelectorAll('section.device').length === 2 && !!document.body.dataset.mdi",
                  what="both devices and the icon map")
     assert "token=" not in browser.js("location.href"), "the token stays out of the address bar"
+    # Not a speed figure (a debug build on a busy CI machine): a page that waited on a resource it cannot get, or on
+    # a timeout, would take seconds longer than this.
     loaded = browser.js("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd")
-    assert loaded < 1000, f"the page took {loaded} ms to load"
+    assert loaded < 5000, f"the page took {loaded} ms to load"
 
     # An observer never makes a device count as connected.
     status, devices = gw.get("/v1/devices")
