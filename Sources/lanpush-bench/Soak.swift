@@ -150,7 +150,7 @@ extension ScenarioRunner {
             ]
         }
         _ = publisher.wait(timeout: 30)
-        // Growth after warm-up: from the end of period 2 to the last one.
+        // Growth after warm-up: from period 2 to the last one.
         if rss.count >= 3 {
             metrics.append(Metric(key: "soak.rss.growth", label: "RSS growth (medians), period 2 → last", unit: "%",
                                   value: (rss.last! - rss[1]) / rss[1] * 100, better: .lower))

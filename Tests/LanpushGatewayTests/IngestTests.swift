@@ -93,6 +93,27 @@ import Testing
         #expect(gw.device("phone")?["seq"] == 0 && gw.device("tablet")?["seq"] == 0)
     }
 
+    /// One request to many devices: each relay body is built from its own device (the last body is reused only for
+    /// a device with the same relay registration and Live Activity token: the LAN devices without one).
+    @Test func eachDeviceOfOneRequestGetsARelayBodyOfItsOwn() throws {
+        let gw = try TestGateway(config: TestGateway.defaultConfig(devices: ["phone", "hall", "tablet", "den"]))
+        gw.goneDevice("phone", pushToken: "tok-phone", info: Payload.iosInfo)
+        let hall = gw.connect("hall")
+        gw.goneDevice("tablet", pushToken: "tok-tablet", info: Payload.androidInfo)
+        gw.goneDevice("den", pushToken: "tok-den", info: Payload.androidInfo)
+        #expect(gw.push(Payload.push(["phone", "hall", "tablet", "den"], message: "Door open")).status == 202)
+        gw.advance(by: 0.25)
+        let bodies = Dictionary(uniqueKeysWithValues: gw.relayRequests.map { ($0.device, $0.body) })
+        #expect(Set(bodies.keys) == ["phone", "tablet", "den"])
+        for (device, token, info) in [("phone", "tok-phone", Payload.iosInfo), ("tablet", "tok-tablet", Payload.androidInfo),
+                                      ("den", "tok-den", Payload.androidInfo)] {
+            #expect(bodies[device]?["push_token"] == .string(token), "\(device)")
+            #expect(bodies[device]?["registration_info"] == info, "\(device)")
+            #expect(bodies[device]?["message"] == "Door open", "\(device)")
+        }
+        #expect(hall.frames("notification").count == 1)
+    }
+
     @Test func theUpstreamsTrailingSlashIsNotDoubled() throws {
         var config = TestGateway.defaultConfig()
         config.relay.upstream = "https://relay.example//"

@@ -46,6 +46,7 @@ class HAStandIn:
         self.calls: list[Call] = []
         self.registrations: dict[str, dict] = {}  # webhook_id -> {"body", "entry_id"}
         self.sensors: set[tuple[str, str]] = set()  # (webhook_id, unique_id)
+        self.failing_updates = 0  # the next N update_sensor_states are answered 500 (as an HA that is restarting)
         self.lock = threading.Condition()
         stand_in = self
 
@@ -127,6 +128,9 @@ class HAStandIn:
                 self.sensors.add((webhook_id, data["unique_id"]))
                 return 201, {"success": True}
             if type_ == "update_sensor_states":
+                if self.failing_updates > 0:
+                    self.failing_updates -= 1
+                    return 500, {"message": "Internal Server Error"}
                 return 200, {s["unique_id"]: {"success": True} if (webhook_id, s["unique_id"]) in self.sensors else
                              {"success": False, "error": {"code": "not_registered", "message": "not registered"}}
                              for s in data}

@@ -223,3 +223,24 @@ def test_a_sensor_ha_no_longer_knows_is_registered_again(ha_2026):
         client.close()
     finally:
         gw.stop()
+
+
+def test_sensors_that_failed_once_are_registered_again_once_an_update_gets_through(ha_2026):
+    """A failed `update_sensor_states` (HA answered 500) shows as `sensors: error`; the next update that HA accepts
+    (what failed goes again with it) turns the status back to `registered`."""
+    ha = ha_2026
+    gw = start_gateway(ha, interval=0.2)
+    try:
+        wait_ready(gw)
+        updates0 = len(ha.webhooks("update_sensor_states"))
+        with ha.lock:
+            ha.failing_updates = 1
+        client = gw.client("phone")  # connected: a sensor changes
+        ha.wait_for(lambda: len(ha.webhooks("update_sensor_states")) >= updates0 + 2, timeout=5,
+                    what="the failed update and the one after it")
+        assert ha.failing_updates == 0
+        s = wait_until(lambda: (s := ha_status(gw)) and s["sensors"] == "registered" and s, "sensors registered again")
+        assert s.get("sensor_error") is None, s
+        client.close()
+    finally:
+        gw.stop()

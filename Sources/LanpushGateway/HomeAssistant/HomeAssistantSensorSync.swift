@@ -194,6 +194,11 @@ final class HomeAssistantSensorSync {
         if response.status == 200, accepted > 0, missing.isEmpty {
             d.sensorUpdates += 1
             d.sensorError = nil
+            if d.sensors == .error {
+                // An earlier update failed (HA restarting, a timeout): this one carried what it had.
+                d.sensors = .registered
+                context?.statusChanged(d)
+            }
         } else if !missing.isEmpty {
             // Deleted in HA, or this update overtook its registration: register those again, a little later.
             logger.info("HA does not know some sensors; registering them again", metadata: [

@@ -57,6 +57,8 @@ final class Ingest {
     private let logger: Logger
     /// Confirm ids accepted within the window, with when (the tick forgets older ones).
     private(set) var recentConfirmIds: [String: Double] = [:]
+    /// The relay body the request being applied built last, and what of its device it was built from.
+    private var lastRelayBody: (inputs: IngestRequest.RelayInputs, body: RelayBody)?
 
     init(
         directory: DeviceDirectory, sessions: SessionRegistry, relay: RelayHandOver, journal: Journal,
@@ -88,6 +90,8 @@ final class Ingest {
     }
 
     private func apply(_ request: IngestRequest, now: Double) -> Outcome {
+        lastRelayBody = nil
+        defer { lastRelayBody = nil }
         switch request.source {
         case .relayBody(let body, let path):
             guard let device = directory.device(forPushToken: body.pushToken) else {
@@ -112,7 +116,7 @@ final class Ingest {
 
     private func route(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?, path: String? = nil) -> Routed {
         let url = relay.isReachable(device) ? relay.url(for: device, path: path) : nil
-        let body = request.relayBody(for: device)
+        let body = relayBody(of: request, for: device)
         let routed: Routed
         switch request.command {
         case .command:
@@ -151,6 +155,16 @@ final class Ingest {
             return Routed(lan: lan, relay: true)
         }
         return Routed(lan: lan, relay: handOver(changes, of: device, body: body, url: url))
+    }
+
+    /// The request's relay body for `device`: the previous device's when it depends on nothing that differs (an
+    /// update to 100 LAN devices built the same body 100 times, ~5 % of the server's time in that fan-out).
+    private func relayBody(of request: IngestRequest, for device: DeviceRecord) -> RelayBody {
+        let inputs = IngestRequest.RelayInputs(request, device)
+        if let last = lastRelayBody, last.inputs == inputs { return last.body }
+        let body = request.relayBody(inputs)
+        lastRelayBody = (inputs, body)
+        return body
     }
 
     /// The ledger takes the command; its changes are journaled and fanned out to the device's sessions.

@@ -70,17 +70,31 @@ struct IngestRequest {
             liveActivityToken: event["live_activity_token"]?.stringValue, acceptedAt: now)
     }
 
-    /// The body for the relay path to `device`: HA's own request as it came, or the one HA would have posted for a
-    /// native or channel payload — with the device's own (client-given) relay registration, never the HA
-    /// registration's push_url, which is lanpush itself.
-    func relayBody(for device: DeviceRecord) -> RelayBody {
+    /// The body for the relay path to a device (`inputs`: what it depends on of the device): HA's own request as it
+    /// came, or the one HA would have posted for a native or channel payload — with the device's own (client-given)
+    /// relay registration, never the HA registration's push_url, which is lanpush itself.
+    func relayBody(_ inputs: RelayInputs) -> RelayBody {
         let event = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
-        let token = liveActivityToken ?? command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue }
         if case .relayBody(let request, _) = source {
-            return RelayBody.forwarding(request.raw, acceptedAt: acceptedAt, liveActivityToken: token, event: event)
+            return RelayBody.forwarding(request.raw, acceptedAt: acceptedAt, liveActivityToken: inputs.liveActivityToken, event: event)
         }
         return RelayBody.native(
-            message, pushToken: device.registration?.pushToken, registrationInfo: device.registration?.registrationInfo,
-            acceptedAt: acceptedAt, liveActivityToken: token, event: event)
+            message, pushToken: inputs.pushToken, registrationInfo: inputs.registrationInfo, acceptedAt: acceptedAt,
+            liveActivityToken: inputs.liveActivityToken, event: event)
+    }
+
+    /// Everything of a device a request's relay body depends on. One update to many devices that have no relay
+    /// registration of their own (LAN clients) has one relay body for all of them: `Ingest` builds it once.
+    struct RelayInputs: Equatable {
+        var pushToken: String?
+        var registrationInfo: [String: JSONValue]?
+        var liveActivityToken: String?
+
+        init(_ request: IngestRequest, _ device: DeviceRecord) {
+            pushToken = device.registration?.pushToken
+            registrationInfo = device.registration?.registrationInfo
+            liveActivityToken = request.liveActivityToken
+                ?? request.command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue }
+        }
     }
 }
