@@ -154,13 +154,16 @@ public final class StateStore: @unchecked Sendable {
 
     // MARK: Reading
 
+    /// Its statements are cached on the reading connection: the daemon loads once, but a caller that loads again
+    /// and again (the store's fuzz target reads every row back after each write) would otherwise pay GRDB's
+    /// compile-time authorizer for every column of every statement each time.
     public func load() throws -> StoredState {
         try pool.read { db in
             var state = StoredState()
-            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM meta")) {
                 state.meta[row["key"]] = row["value"]
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM device") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM device")) {
                 let id: String = row["id"]
                 let seq: Int64 = row["seq"]
                 state.devices[id] = DeviceRow(
@@ -170,7 +173,7 @@ public final class StateStore: @unchecked Sendable {
                     pushToStartToken: row["push_to_start_token"], lastSeen: row["last_seen"],
                     supportsLiveActivities: row["supports_live_activities"])
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM activity ORDER BY device_id, tag") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM activity ORDER BY device_id, tag")) {
                 let tag: String = row["tag"]
                 let generation: Int64 = row["generation"]
                 let lastSeq: Int64 = row["last_seq"]
@@ -183,24 +186,24 @@ public final class StateStore: @unchecked Sendable {
                     dismissalDate: row["dismissal_date"], updatedAt: row["updated_at"], lastSeq: UInt64(max(0, lastSeq)))
                 state.activities[row["device_id"], default: []].append(activity)
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM notification ORDER BY device_id, seq") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM notification ORDER BY device_id, seq")) {
                 guard let body = StoreCodec.notificationBody(StoreCodec.json(row["body"])) else { continue }
                 let seq: Int64 = row["seq"]
                 state.notifications[row["device_id"], default: []].append(
                     QueuedNotification(seq: UInt64(max(0, seq)), body: body, acceptedAt: row["accepted_at"]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM outbox ORDER BY seq") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM outbox ORDER BY seq")) {
                 let seq: Int64 = row["seq"]
                 state.outbox.append(OutboxRow(
                     deviceId: row["device_id"], slot: row["slot"], kind: row["kind"], url: row["url"],
                     body: StoreCodec.json(row["body"]) ?? .null, seq: UInt64(max(0, seq))))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM managed_device ORDER BY id") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM managed_device ORDER BY id")) {
                 state.managedDevices.append(ManagedDeviceRow(
                     id: row["id"], name: row["name"], tokenHash: row["token_hash"], notifications: row["notifications"],
                     createdAt: row["created_at"]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM ha_registration") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM ha_registration")) {
                 let r = HARegistrationRow(
                     deviceId: row["device_id"], haDeviceId: row["ha_device_id"], webhookId: row["webhook_id"],
                     deviceName: row["device_name"], pushToken: row["push_token"], pushURL: row["push_url"],
