@@ -114,6 +114,22 @@ import Testing
         #expect(hall.frames("notification").count == 1)
     }
 
+    /// An unknown token's activity whose end never came: past Apple's 8 h ceiling the phone ended it, so the next
+    /// update is a start again, and the pair is forgotten (the set of live pairs does not grow for good).
+    @Test func anUnknownTokensActivityIsForgottenPastTheEightHourCeiling() throws {
+        let gw = try TestGateway()
+        for tag in ["w", "dryer"] { gw.relayBody("stranger", message: "Started", data: Payload.live(tag)) }
+        gw.advance(by: 3600, tick: 60)
+        gw.relayBody("stranger", message: "An hour in", data: Payload.live("w"))
+        #expect(gw.relayRequests.map(\.kind) == [.start, .start, .update])
+        #expect(gw.core.relay.unknownTokenActivities.count == 2)
+        gw.advance(by: Lifecycle.maximumDuration, tick: 60)
+        gw.relayBody("stranger", message: "Nine hours in", data: Payload.live("w"))
+        #expect(gw.relayRequests.last?.kind == .start && gw.relayRequests.last?.tag == "w")
+        // "dryer" never ended: it is gone too, "w" is there again from its new start.
+        #expect(Set(gw.core.relay.unknownTokenActivities.keys) == ["stranger|w"])
+    }
+
     @Test func theUpstreamsTrailingSlashIsNotDoubled() throws {
         var config = TestGateway.defaultConfig()
         config.relay.upstream = "https://relay.example//"

@@ -28,8 +28,11 @@ final class RelayHandOver {
     private(set) var pacer: RelayPacer
     /// How requests leave; `nil`: they stay queued (tests drive the pacer by hand).
     var transport: RelayTransport?
-    /// push_token|tag pairs of unregistered tokens whose start went to the relay (so the next is an update).
-    private var unknownTokenActivities = Set<String>()
+    /// push_token|tag pairs of unregistered tokens whose start went to the relay (so the next is an update), with
+    /// when that start went. Past Apple's 8 h ceiling the phone has ended the activity itself: the pair is forgotten
+    /// (the next update is a start again), so pairs whose end never came do not pile up for good.
+    private(set) var unknownTokenActivities: [String: Double] = [:]
+    private var unknownTokensSweptAt: Double = 0
     private var unknownTokenSeq: UInt64 = 0
     private var persistedGeneration: UInt64 = 0
     /// The relay's own last word on `remaining`, per push_token (for the `rateLimits` of lanpush's answers).
@@ -99,11 +102,13 @@ final class RelayHandOver {
         let key = "push_token:\(request.pushToken)"
         let tag = command.tag
         let liveKey = "\(request.pushToken)|\(tag ?? "")"
-        let kind = RelayItem.Kind(command, activityLive: unknownTokenActivities.contains(liveKey))
+        forgetExpiredUnknownTokenActivities(now: now)
+        let started = unknownTokenActivities[liveKey].map { now - $0 < Lifecycle.maximumDuration } ?? false
+        let kind = RelayItem.Kind(command, activityLive: started)
         switch kind {
-        case .start, .update: unknownTokenActivities.insert(liveKey)
-        case .end: unknownTokenActivities.remove(liveKey)
-        case .notification: break
+        case .start: unknownTokenActivities[liveKey] = now
+        case .update, .notification: break
+        case .end: unknownTokenActivities[liveKey] = nil
         }
         unknownTokenSeq += 1
         let body = RelayBody.forwarding(
@@ -112,6 +117,13 @@ final class RelayHandOver {
         if body.templateRemoved { metrics.relayTemplatesStripped.increment() }
         submit(RelayItem(device: key, tag: tag, kind: kind, url: upstreamURL(path: path), body: body.json, seq: unknownTokenSeq))
         pump()
+    }
+
+    /// At most once a minute: the pairs past the 8 h ceiling go.
+    private func forgetExpiredUnknownTokenActivities(now: Double) {
+        guard now - unknownTokensSweptAt >= 60 else { return }
+        unknownTokensSweptAt = now
+        unknownTokenActivities = unknownTokenActivities.filter { now - $0.value < Lifecycle.maximumDuration }
     }
 
     /// A start with no activity token to address goes by the device's push-to-start token, when its client reported
