@@ -39,8 +39,8 @@ final class HTTPTransaction {
 /// lws 4.1 workarounds live here:
 /// - an answer is never written inside the request's own callback: completing a transaction there makes lws
 ///   mis-frame a pipelined next request that has a body;
-/// - while an answer is pending, input is paused (rx flow control), or lws re-delivers `BODY_COMPLETION` in a busy
-///   loop whenever a pipelined request waits in its buffer;
+/// - while an answer is pending past the loop turn of its request, input is paused (rx flow control), or lws
+///   re-delivers `BODY_COMPLETION` in a busy loop whenever a pipelined request waits in its buffer;
 /// - when lws does hold a pipelined request behind a body, the answer goes out with `Connection: close` (its input
 ///   accounting is off by then); a pipelining client retries the rest (RFC 9112 section 9.3.2).
 ///
@@ -53,6 +53,9 @@ final class HTTPTransactions {
     private var transactions: [UInt64: HTTPTransaction] = [:]
     /// Answers queued during the current loop turn, for ``flushAnswers()``.
     private var answersDue: [HTTPTransaction] = []
+    /// Requests handed to the delegate during the current loop turn without an answer yet: their input is paused
+    /// after the turn (``flushAnswers()``) if the answer has not come by then.
+    private var pausesDue: [HTTPTransaction] = []
 
     init(server: LWSServer, capture: RequestCapture, writer: HTTPResponseWriter) {
         self.server = server
@@ -170,6 +173,7 @@ final class HTTPTransactions {
     func removeAll() {
         transactions.removeAll()
         answersDue.removeAll()
+        pausesDue.removeAll()
     }
 
     func isAwaitingAnswer(_ id: UInt64) -> Bool {
@@ -198,8 +202,19 @@ final class HTTPTransactions {
     }
 
     /// After each loop turn, outside every lws callback: the answers queued during the turn. What the kernel does
-    /// not take whole stays with lws, which flushes it on POLLOUT and only then completes the transaction.
+    /// not take whole stays with lws, which flushes it on POLLOUT and only then completes the transaction. Then
+    /// the input of each request of the turn still waiting for its answer is paused.
     func flushAnswers() {
+        writeAnswersDue()
+        guard !pausesDue.isEmpty else { return }
+        for tx in pausesDue where transactions[tx.id] === tx && tx.response == nil && !tx.inputPaused {
+            tx.inputPaused = true
+            lws_rx_flow_control(tx.wsi, 0)
+        }
+        pausesDue.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAnswersDue() {
         guard !answersDue.isEmpty else { return }
         let batch = answersDue
         answersDue.removeAll(keepingCapacity: true)
@@ -230,10 +245,10 @@ final class HTTPTransactions {
         let response = HTTPResponse(server: server, transactionID: tx.id, method: tx.method)
         server.delegate?.handleHTTP(request, response)
         guard tx.response == nil, transactions[tx.id] != nil else { return }
-        // Answered later: hold further input (a pipelined next request) until then. An answer given inside the
-        // handler skips this pair (each flip is an epoll_ctl on the libuv loop).
-        tx.inputPaused = true
-        lws_rx_flow_control(tx.wsi, 0)
+        // Answered later: hold further input (a pipelined next request) until then — from the end of this turn, so
+        // that an answer given within the turn (the delegate answers when the turn's changes are committed) skips
+        // the pause and its undoing: each is an interest change, an epoll_ctl removal and re-add on the libuv loop.
+        pausesDue.append(tx)
         lws_set_timeout(tx.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(clamping: options.responseTimeout))
     }
 

@@ -123,6 +123,29 @@ import Testing
         #expect(try store.load().devices["phone"] == row)
     }
 
+    /// Rows rewritten at every update are updated in place (an upsert, not a delete and insert): every column
+    /// must follow, an optional one back to nothing included.
+    @Test func aRewrittenRowTakesEveryColumnOfTheNewOne() throws {
+        let store = try StateStore(directory: dir)
+        let full = DeviceRow(
+            id: "phone", epoch: "e1", seq: 42, pushToken: "tok", pushURL: "https://relay/x",
+            registrationInfo: ["app_id": "io.robbie.HomeAssistant"], liveActivityTokens: ["w": ["token": "la"]],
+            pushToStartToken: "pts", lastSeen: 123.5, supportsLiveActivities: true)
+        var ended = activity("w", seq: 9, phase: .ended)
+        ended.endedAt = 300
+        ended.dismissalDate = 400
+        try store.write([.device(full), .upsertActivity(deviceId: "phone", ended)])
+        let bare = DeviceRow(id: "phone", epoch: "e2", seq: 43)
+        let again = Activity(
+            generation: 2, attributes: ActivityAttributes(tag: "w", title: "U", startedAt: 150, webhookId: nil),
+            state: ["progress": 5], phase: .active, staleDate: nil, relevanceScore: nil, endedAt: nil,
+            dismissalDate: nil, updatedAt: 250, lastSeq: 10)
+        try store.write([.device(bare), .upsertActivity(deviceId: "phone", again)])
+        let state = try store.load()
+        #expect(state.devices["phone"] == bare)
+        #expect(state.activities["phone"] == [again])
+    }
+
     @Test func notificationsQueueAndArePrunedThroughASeq() throws {
         let store = try StateStore(directory: dir)
         let ops: [StoreOp] = (1...5).map { .insertNotification(deviceId: "d", QueuedNotification(seq: UInt64($0), body: .notification(NotifyMessage(message: "n\($0)", data: ["tag": "camera.front_door"])), acceptedAt: 1)) }
