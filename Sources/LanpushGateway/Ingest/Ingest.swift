@@ -90,8 +90,7 @@ final class Ingest {
     }
 
     private func apply(_ request: IngestRequest, now: Double) -> Outcome {
-        lastRelayBody = nil
-        defer { lastRelayBody = nil }
+        defer { lastRelayBody = nil }  // a body is reused within one request only
         switch request.source {
         case .relayBody(let body, let path):
             guard let device = directory.device(forPushToken: body.pushToken) else {
