@@ -132,6 +132,34 @@ struct HTTPTests {
         #expect(try TCPClient(port: s.port).request("GET", "/hello").status == 200)
     }
 
+    /// Answers given when the loop turn ends (the gateway's: once the turn is committed) leave input running; one
+    /// that comes later pauses it from the turn's end. Either way a keep-alive connection goes on serving, and
+    /// requests pipelined behind either are answered in order or the connection closes after the first.
+    @Test(arguments: ["/turn", "/delay?ms=40"])
+    func answersAfterTheHandlerKeepTheConnectionAndPipeliningSafe(path: String) throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let c = try TCPClient(port: s.port)
+        for i in 0..<20 {
+            let r = try c.request("POST", path, body: Array("\(i)".utf8))
+            #expect(r.status == (path == "/turn" ? 200 : 202))
+            if path == "/turn" { #expect(r.text == "\(i)") }
+        }
+        let p = try TCPClient(port: s.port)
+        var all: [UInt8] = []
+        for i in 0..<4 {
+            all += Array("POST \(i == 0 ? path : "/turn") HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n\(i)".utf8)
+        }
+        try p.send(all)
+        let first = try p.readResponse()
+        #expect(first.status == (path == "/turn" ? 200 : 202))
+        var more: [HTTPReply] = []
+        while let next = try? p.readResponse() { more.append(next) }
+        for (i, m) in more.enumerated() { #expect(m.text == "\(i + 1)") }
+        #expect(p.readsEOF())
+        #expect(try c.request("GET", "/hello").status == 200)
+    }
+
     @Test func pipelinedGETs() throws {
         let s = try RunningServer()
         defer { s.stop() }

@@ -44,6 +44,8 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
 
     // Loop-thread only.
     private var outbox: [UInt64: [[UInt8]]] = [:]
+    /// `/turn` requests, answered when their loop turn ends (as the gateway answers once the turn is committed).
+    private var answersAtTurnEnd: [(HTTPResponse, [UInt8])] = []
     private var conns: [UInt64: WSConnection] = [:]
 
     func handleHTTP(_ request: HTTPRequest, _ response: HTTPResponse) {
@@ -66,6 +68,8 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
             o["headers"] = h
             let data = try! JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])
             response.respond(status: 200, headers: [("X-Test", "yes")], body: Array(data))
+        case "/turn":
+            answersAtTurnEnd.append((response, request.body))
         case "/delay":
             let ms = Double(request.query["ms"] ?? "100") ?? 100
             server?.schedule(after: ms / 1000) {
@@ -175,6 +179,12 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     }
 
     let pending = Locked<[@Sendable () -> Void]>([])
+
+    func loopTurnEnded() {
+        let due = answersAtTurnEnd
+        answersAtTurnEnd.removeAll()
+        for (response, body) in due { response.respond(status: 200, body: body, contentType: "text/plain") }
+    }
 
     func loopWoken() {
         wakes.update { $0 += 1 }
