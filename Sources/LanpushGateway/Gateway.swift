@@ -82,6 +82,9 @@ public final class Gateway: @unchecked Sendable {
         lwsOptions.webSocketProtocols = ProtocolVersion.allCases.map(\.rawValue)
         lwsOptions.headerTimeout = c.limits.headerTimeout
         lwsOptions.pendingPerAddress = c.limits.pendingPerAddress
+        // The only outgoing WebSocket is HA-native mode's: OpenSSL is initialised for it only when it is wss://.
+        lwsOptions.tlsClients = HomeAssistantSettings.resolve(
+            c, port: c.listenPort, environment: ProcessInfo.processInfo.environment)?.websocketURL.hasPrefix("wss://") ?? false
         let hostName = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "lanpush"
         tls = try TLSIdentity.load(c.tls, stateDirectory: options.stateDirectory.path, hostName: hostName)
         if let tls {

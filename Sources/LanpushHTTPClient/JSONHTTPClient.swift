@@ -58,30 +58,22 @@ public final class JSONHTTPClient: Sendable {
     public let timeout: Double
     public let userAgent: String
     private let bearer: String?
-    private let session: URLSession
+    private let session: LazySession
 
     /// `bearer`: sent as `Authorization: Bearer <token>` on every request.
     public init(timeout: Double = 10, userAgent: String = JSONHTTPClient.defaultUserAgent, bearer: String? = nil) {
         self.timeout = timeout
         self.userAgent = userAgent
         self.bearer = bearer
-        let configuration = URLSessionConfiguration.ephemeral
         // swift-corelibs-foundation hands libcurl whole seconds (0.5 s becomes "time out at once"): URLSession's own
         // limits are a backstop a second past the watchdog in `send`, which enforces `timeout` exactly.
-        let backstop = (max(timeout, 0) + 1).rounded(.up)
-        configuration.timeoutIntervalForRequest = backstop
-        configuration.timeoutIntervalForResource = backstop
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.httpCookieAcceptPolicy = .never
-        session = URLSession(configuration: configuration)
+        session = LazySession(backstop: (max(timeout, 0) + 1).rounded(.up))
     }
 
-    /// Cancels every request in flight (their completions report a network error) and frees the session.
+    /// Cancels every request in flight (their completions report a network error) and frees the session; a request
+    /// sent afterwards fails at once.
     public func shutdown() {
-        session.invalidateAndCancel()
+        session.shutdown()
     }
 
     /// `method` `url` (`http://` or `https://`), `body` as JSON when given. Never blocks.
@@ -107,6 +99,10 @@ public final class JSONHTTPClient: Sendable {
         if let body {
             request.httpBody = Data(body.serializedBytes())
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        guard let session = session.get() else {
+            DispatchQueue.global().async { once.fire(Response(failure: .network("the HTTP client was shut down"))) }
+            return
         }
         let task = session.dataTask(with: request) { data, response, error in
             if let http = response as? HTTPURLResponse, error == nil {
@@ -154,6 +150,48 @@ public final class JSONHTTPClient: Sendable {
             return "TLS: \(error.localizedDescription)"
         default: return error.localizedDescription
         }
+    }
+}
+
+/// The URLSession, made at the first request rather than with the client: a session brings libcurl up (about 0.4 MiB
+/// of its code touched at once), and a gateway whose devices are all on the LAN may never send a request to the relay
+/// or to Home Assistant.
+private final class LazySession: @unchecked Sendable {
+    private let lock = NSLock()
+    private let backstop: Double
+    private var session: URLSession?
+    private var shut = false
+
+    init(backstop: Double) {
+        self.backstop = backstop
+    }
+
+    /// The session, made now if this is the first request; `nil` once shut down.
+    func get() -> URLSession? {
+        lock.lock()
+        defer { lock.unlock() }
+        if shut { return nil }
+        if let session { return session }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = backstop
+        configuration.timeoutIntervalForResource = backstop
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        let made = URLSession(configuration: configuration)
+        session = made
+        return made
+    }
+
+    func shutdown() {
+        lock.lock()
+        let made = session
+        session = nil
+        shut = true
+        lock.unlock()
+        made?.invalidateAndCancel()
     }
 }
 

@@ -43,7 +43,8 @@ extension LWSServer {
         if let existing = clientEngine {
             engine = existing
         } else {
-            engine = WSClientEngine(options: clientOptions, loopThread: loopThread) { [weak self] seconds, body in
+            engine = WSClientEngine(options: clientOptions, loopThread: loopThread, tls: options.initialisesOpenSSL) {
+                [weak self] seconds, body in
                 self?.schedule(after: seconds, body)
             }
             engine.attach(ctx)

@@ -86,9 +86,9 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
 
         var info = lws_context_creation_info()
         // DO_SSL_GLOBAL_INIT: OpenSSL for the `wss://` client connections (LWSServer+Client.swift) and, with
-        // `options.tls`, for the listening vhost.
-        info.options = lanpush_opt_explicit_vhosts() | lanpush_opt_validate_utf8()
-            | lanpush_opt_disable_os_ca_certs() | lanpush_opt_do_ssl_global_init()
+        // `options.tls`, for the listening vhost; neither asked for, OpenSSL is never initialised.
+        info.options = lanpush_opt_explicit_vhosts() | lanpush_opt_validate_utf8() | lanpush_opt_disable_os_ca_certs()
+        if options.initialisesOpenSSL { info.options |= lanpush_opt_do_ssl_global_init() }
         info.user = me
         info.count_threads = 1
         if options.fdLimitPerThread > 0 { info.fd_limit_per_thread = UInt32(options.fdLimitPerThread) }

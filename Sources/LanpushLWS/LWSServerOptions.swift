@@ -73,6 +73,14 @@ public struct LWSServerOptions: Sendable {
     public var eventLoop: LWSEventLoopKind
     /// `wss://` and `https://` on the same port as plain (lws tells them apart by the first bytes). `nil`: plain only.
     public var tls: LWSTLSOptions?
+    /// Whether outgoing `wss://` connections (``LWSServer/connectWebSocket(url:subprotocol:headers:allowInsecureTLS:delegate:)``)
+    /// may be made. OpenSSL is initialised at start only for them or for ``tls``: without either it never is, which
+    /// keeps about 2 MiB of libcrypto (its error strings, algorithm tables, a client `SSL_CTX`) out of the process.
+    /// `false` makes a `wss://` connection fail with ``WSClientError/setupFailed(_:)``; `ws://` is unaffected.
+    public var tlsClients: Bool
+
+    /// Whether the context initialises OpenSSL (and may then give its client vhost an `SSL_CTX`).
+    var initialisesOpenSSL: Bool { tls != nil || tlsClients }
 
     public init(
         host: String = "0.0.0.0",
@@ -95,7 +103,8 @@ public struct LWSServerOptions: Sendable {
         webSocketProtocols: [String] = ["lanpush.v1"],
         extraHeaderNames: [String] = [],
         libraryLogMask: Int32 = 1 | 2,
-        eventLoop: LWSEventLoopKind = .libuv
+        eventLoop: LWSEventLoopKind = .libuv,
+        tlsClients: Bool = true
     ) {
         self.host = host
         self.port = port
@@ -118,6 +127,7 @@ public struct LWSServerOptions: Sendable {
         self.extraHeaderNames = extraHeaderNames
         self.libraryLogMask = libraryLogMask
         self.eventLoop = eventLoop
+        self.tlsClients = tlsClients
     }
 }
 

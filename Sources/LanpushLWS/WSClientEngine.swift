@@ -14,6 +14,9 @@ final class WSClientEngine: LoopConfined {
 
     let options: WSClientOptions
     let loopThread: LoopThread
+    /// Whether the context initialised OpenSSL: only then does the client vhost get an `SSL_CTX` (lws frees a
+    /// vhost's `SSL_CTX` only in a context that did) and may `wss://` be connected.
+    let tls: Bool
     /// Set by ``attach(_:)`` before any connection is made.
     private var context: OpaquePointer?
     /// The owner's timers: report failures that happen inside `lws_client_connect_via_info` from the loop
@@ -45,11 +48,12 @@ final class WSClientEngine: LoopConfined {
     private let retryPolicy: UnsafePointer<lws_retry_bo_t>
 
     init(
-        options: WSClientOptions, loopThread: LoopThread,
+        options: WSClientOptions, loopThread: LoopThread, tls: Bool = true,
         schedule: @escaping (Double, @escaping () -> Void) -> LWSTimer?
     ) {
         self.options = options
         self.loopThread = loopThread
+        self.tls = tls
         self.schedule = schedule
         let ping = max(0, min(options.pingInterval, 30000))
         let hangup = ping == 0 ? 0 : ping + max(1, min(options.pingTimeout, 30000))
@@ -75,7 +79,8 @@ final class WSClientEngine: LoopConfined {
         vinfo.vhost_name = memory.string("lanpush-client")
         vinfo.user = Unmanaged.passUnretained(self).toOpaque()
         // DO_SSL_GLOBAL_INIT on the *vhost* options is what makes lws 4.1 build its client SSL_CTX.
-        vinfo.options = lanpush_opt_do_ssl_global_init() | lanpush_opt_validate_utf8()
+        vinfo.options = lanpush_opt_validate_utf8()
+        if tls { vinfo.options |= lanpush_opt_do_ssl_global_init() }
         let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
         if let ca = options.caFile {
             vinfo.client_ssl_ca_filepath = memory.string(ca)
@@ -100,6 +105,7 @@ final class WSClientEngine: LoopConfined {
     ) throws(WSClientError) -> WSClientConnection {
         guard !tearingDown else { throw .notRunning }
         let url = try WebSocketURL(text)
+        if url.secure && !tls { throw .setupFailed("wss:// needs TLS, which this server was started without") }
         for (name, value) in headers {
             let bad: (Unicode.Scalar) -> Bool = { $0 == "\r" || $0 == "\n" || $0 == "\0" }
             guard !name.isEmpty, !name.unicodeScalars.contains(where: bad), !name.contains(":"),

@@ -150,6 +150,23 @@ import Glibc
         }
     }
 
+    /// The session is made at the first request; a client shut down before any (a gateway stopping that never
+    /// needed the relay) sends nothing afterwards and answers at once.
+    @Test func aClientShutDownSendsNothingAndAnswersAtOnce() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.setDefault(.init(status: 201, body: Self.created))
+        let client = RelayClient(timeout: 5)
+        client.shutdown()
+        let started = Date()
+        let response = try #require(Self.post(client, to: server.url("/api/sendPushNotification"), wait: 2))
+        #expect(Date().timeIntervalSince(started) < 1)
+        #expect(response.status == nil)
+        #expect(response.error == .network("the HTTP client was shut down"))
+        #expect(response.outcome == .failed)
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func postNeverBlocksTheCallerAndRequestsRunConcurrently() throws {
         let server = try LoopbackHTTPServer()
         defer { server.stop() }

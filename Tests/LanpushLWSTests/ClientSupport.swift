@@ -163,9 +163,10 @@ final class RunningHost: @unchecked Sendable {
     let delegate = ClientHostDelegate()
     private let finished = DispatchSemaphore(value: 0)
 
-    init() throws {
+    init(tlsClients: Bool = true) throws {
         server = try LWSServer(
-            options: LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096), delegate: delegate)
+            options: LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096, tlsClients: tlsClients),
+            delegate: delegate)
     }
 
     func start() {

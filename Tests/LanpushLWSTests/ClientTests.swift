@@ -352,6 +352,52 @@ struct ClientTests {
             #expect(status == 200)
         }
     }
+
+    /// A server started without TLS of its own and without `tlsClients` never initialises OpenSSL: `wss://` from
+    /// its loop is refused at once with a reason, `ws://` still connects; with `tlsClients` the same `wss://` gets
+    /// through TLS (the test server's HTTP 200 comes back).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    func wssFromTheServersLoopNeedsTLSClients() throws {
+        let remote = try RunningServer()
+        defer { remote.stop() }
+        let tls = try TLSTestServer()
+        defer { tls.stop() }
+
+        let plain = try RunningHost(tlsClients: false)
+        plain.start()
+        let refused = Locked<WSClientError?>(nil)
+        let rec = RecordingClient()
+        plain.onLoop {
+            do {
+                _ = try plain.server.connectWebSocket(url: "wss://localhost:\(tls.port)/", allowInsecureTLS: true, delegate: rec)
+            } catch {
+                refused.set(error as? WSClientError)
+            }
+            _ = try? plain.server.connectWebSocket(url: "ws://127.0.0.1:\(remote.port)/v1/stream", delegate: rec)
+        }
+        #expect(waitUntil(3) { rec.opened.get() })
+        guard case .setupFailed(let why)? = refused.get() else {
+            Issue.record("expected setupFailed, got \(String(describing: refused.get()))")
+            plain.stop()
+            return
+        }
+        #expect(why.contains("TLS"))
+        plain.stop()
+
+        let withTLS = try RunningHost(tlsClients: true)
+        withTLS.start()
+        defer { withTLS.stop() }
+        let rec2 = RecordingClient()
+        withTLS.onLoop {
+            _ = try? withTLS.server.connectWebSocket(url: "wss://localhost:\(tls.port)/", allowInsecureTLS: true, delegate: rec2)
+        }
+        #expect(waitUntil(5) { rec2.failed.get() != nil })
+        guard case .connectFailed(_, let status) = rec2.failed.get() else {
+            Issue.record("expected connectFailed, got \(String(describing: rec2.failed.get()))")
+            return
+        }
+        #expect(status == 200)
+    }
 }
 
 /// `openssl s_server -www` with a fresh self-signed certificate for CN/SAN localhost: TLS only, answers any
