@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 binary="${LANPUSHD:-}"
 if [ -z "$binary" ]; then
-  swift build -c release --product lanpushd >&2
+  . scripts/release-flags.sh
+  swift build -c release --product lanpushd "${release_compile_flags[@]}" >&2
   binary="$(swift build -c release --show-bin-path)/lanpushd"
 fi
 # valgrind 3.19 cannot read the DWARF 5 that Swift 6 emits: run a copy without debug info (same instructions).

@@ -65,15 +65,15 @@ class HTTP:
 
 
 class WS:
-    """A minimal lanpush.v1 client: masked text frames out, unmasked frames in."""
+    """A minimal lanpush client (v1 unless `protocol` says otherwise): masked text frames out, unmasked frames in."""
 
-    def __init__(self, port, token):
+    def __init__(self, port, token, protocol="lanpush.v1"):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall((f"GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                           f"Sec-WebSocket-Protocol: lanpush.v1\r\n\r\n").encode())
+                           f"Sec-WebSocket-Protocol: {protocol}\r\n\r\n").encode())
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:
             self.recv()
@@ -98,6 +98,12 @@ class WS:
         n = len(data)
         head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n))
         self.sock.sendall(head + mask + bytes(b ^ mask[i & 3] for i, b in enumerate(data)))
+
+    def close(self):
+        """A close frame (1000), then the socket."""
+        mask = os.urandom(4)
+        self.sock.sendall(bytes([0x88, 0x82]) + mask + bytes(b ^ mask[i & 3] for i, b in enumerate(struct.pack(">H", 1000))))
+        self.sock.close()
 
     def read(self):
         while True:
@@ -144,6 +150,37 @@ def measure(pid, outdir, name, rounds, body):
     raise RuntimeError("callgrind did not dump")
 
 
+def start_under_callgrind(lanpushd, config, work, port, options=(), args=()):
+    """lanpushd under `valgrind --tool=callgrind` (dumps in `work`), once it answers /healthz on `port`."""
+    log = open(os.path.join(work, "lanpushd.log"), "wb")
+    proc = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out.%p", "--dump-instr=no", *options,
+         lanpushd, "--config", config, "--state-dir", os.path.join(work, "state"), *args],
+        stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.time() + 180
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError("lanpushd exited:\n" + open(log.name, errors="replace").read()[-3000:])
+        try:
+            if HTTP(port).request("GET", "/healthz")[0] == 200:
+                return proc
+        except OSError:
+            pass
+        if time.time() > deadline:
+            stop(proc)
+            raise RuntimeError("lanpushd did not start under valgrind")
+        time.sleep(0.5)
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lanpushd", required=True)
@@ -163,25 +200,8 @@ def main():
     config = os.path.join(work, "lanpush.yaml")
     with open(config, "w") as f:
         f.write("\n".join(lines) + "\n")
-    log = open(os.path.join(work, "lanpushd.log"), "wb")
-    proc = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/callgrind.out.%p", "--dump-instr=no",
-         args.lanpushd, "--config", config, "--state-dir", os.path.join(work, "state"), "--no-mdns"],
-        stdout=log, stderr=subprocess.STDOUT)
+    proc = start_under_callgrind(args.lanpushd, config, work, port, args=["--no-mdns"])
     try:
-        deadline = time.time() + 180
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError("lanpushd exited:\n" + open(log.name, errors="replace").read()[-3000:])
-            try:
-                if HTTP(port).request("GET", "/healthz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                raise RuntimeError("lanpushd did not start under valgrind")
-            time.sleep(0.5)
-
         auth = [f"Authorization: Bearer {admin}", "Content-Type: application/json"]
         http = HTTP(port)
 
@@ -223,12 +243,7 @@ def main():
         print(f"fanout: {fanout / args.fanout_rounds:,.0f} instructions per round ({args.fanout_rounds} rounds: "
               f"POST /v1/push to {DEVICES} devices -> 202 + {DEVICES} frames + {DEVICES} acks)")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         if args.keep:
             print(f"callgrind files in {work}")
         else:

@@ -20,8 +20,9 @@ while [ $# -gt 0 ]; do
 done
 scratch="${LANPUSH_BENCH_SCRATCH:-.build}"
 ./scripts/setup
-nice -n 10 swift build -c release --scratch-path "$scratch" --product lanpushd
-nice -n 10 swift build -c release --scratch-path "$scratch" --product lanpush-bench
+. scripts/release-flags.sh
+nice -n 10 swift build -c release --scratch-path "$scratch" --product lanpushd "${release_compile_flags[@]}"
+nice -n 10 swift build -c release --scratch-path "$scratch" --product lanpush-bench "${release_compile_flags[@]}"
 bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)"
 out=test-artifacts/soak
 mkdir -p "$out"

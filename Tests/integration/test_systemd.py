@@ -178,6 +178,26 @@ def test_release_install_verifies_clean(installed_release: Path):
     assert result.returncode == 0 and result.stdout + result.stderr == "", result.stdout + result.stderr
 
 
+def test_release_install_lays_out_the_ordered_functions_first(installed_release: Path):
+    """The release link lays the functions of scripts/lanpushd.order out first (what keeps the daemon's resident code
+    small: docs/BENCHMARKS.md, "Baseline memory"). The list goes stale as code changes (a name that is gone is
+    skipped): when a fifth of it no longer names a function of the binary, regenerate it with scripts/order-file."""
+    binary = installed_release / "usr/local/bin/lanpushd"
+    nm = subprocess.run(["nm", "--defined-only", str(binary)], capture_output=True, text=True, check=True).stdout
+    address = {}
+    for line in nm.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            address.setdefault(parts[2], int(parts[0], 16))
+    order = (ROOT / "scripts" / "lanpushd.order").read_text().split()
+    found = [address[name] for name in order if name in address]
+    assert len(found) >= 0.8 * len(order), f"only {len(found)} of {len(order)} names: run scripts/order-file"
+    # Laid out first: the hot swift_retain sits below nearly every other function of the binary.
+    text = sorted(address.values())
+    rank = text.index(address["swift_retain"]) / len(text)
+    assert rank < 0.1, f"swift_retain at {rank:.0%} of the functions: the order was not applied"
+
+
 def test_verify_really_checks_the_installed_unit(installed: Path, tmp_path: Path):
     """Negative controls: the clean result above is not verify looking somewhere else."""
     root = tmp_path / "root"

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Which functions lanpushd runs, for the linker's symbol order (scripts/order-file; stdlib only, loopback only).
+
+Starts lanpushd under `valgrind --tool=callgrind` as a home runs it (the committed Config/lanpush.yaml, every key
+at its default, with one device: store on, mDNS on — without an avahi-daemon to reach it still sets discovery up and
+retries), lets it start, has callgrind dump what start-up ran, then drives what a day brings: a device session on
+each protocol version, plain notifications, live updates started, updated and ended, a clear, the read endpoints,
+the preview page. A second dump holds that. It does so `--runs` times, each in a fresh process: which functions run
+varies a little from one start to the next (hashing is seeded at random, so are the tokens).
+
+Prints the mangled names of the functions of the lanpushd image that ran in any run, one per line: those of the
+workload first, most instructions first, then those only start-up ran. lld lays their sections out in that order
+(`--symbol-ordering-file`), so the code a running gateway touches sits on few pages instead of being spread over
+the whole image, where every touched page brings its neighbours into memory with it (the kernel maps 16 pages
+around each fault on a file-backed mapping).
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from callgrind_driver import HTTP, WS, free_port, start_under_callgrind, stop  # noqa: E402
+
+ADMIN = "order-admin-token-0123456789abcdef"
+DEVICE = "order-device-token-0123456789abcdef"
+
+
+def functions(path, image):
+    """Self instructions per function of `image` in one callgrind dump (`--compress-strings=no`)."""
+    cost = {}
+    obj = fn = None
+    skip_next = False
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("ob="):
+                obj = line[3:].strip()
+            elif line.startswith("fn="):
+                fn = line[3:].strip().split("'")[0] if obj and obj.endswith(image) else None
+                if fn is not None and fn.startswith("0x"):
+                    fn = None  # no symbol: the linker cannot place it by name (scripts/lanpushd.ld gathers these)
+                if fn is not None:
+                    cost.setdefault(fn, 0)
+            elif line.startswith("calls="):
+                skip_next = True  # the next cost line is the call's inclusive cost, not the caller's own
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                if skip_next:
+                    skip_next = False
+                elif fn is not None:
+                    parts = line.split()
+                    if len(parts) >= 2 and parts[1].isdigit():
+                        cost[fn] += int(parts[1])
+    return cost
+
+
+def wait_dump(outdir, before, timeout=120):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        new = set(glob.glob(os.path.join(outdir, "callgrind.out.*"))) - before
+        if new:
+            time.sleep(1)  # callgrind writes the file in one go, but give it a moment to close it
+            return new.pop()
+        time.sleep(0.2)
+    raise RuntimeError("callgrind did not dump")
+
+
+def ack(ws, frame):
+    """Acknowledges an event frame: an object with a `seq` (v1, and v2's other frames) or v2's array form."""
+    seq = frame.get("seq") if isinstance(frame, dict) else frame[1]
+    if seq is not None:
+        ws.send({"type": "ack", "seq": seq})
+
+
+def workload(port):
+    auth = [f"Authorization: Bearer {ADMIN}", "Content-Type: application/json"]
+    http = HTTP(port)
+
+    def post(body):
+        status, _ = http.request("POST", "/v1/push", json.dumps(body).encode(), auth)
+        assert status in (200, 202), (status, body)
+
+    for version in ("lanpush.v1", "lanpush.v2"):
+        ws = WS(port, DEVICE, protocol=version)
+        for i in range(60):
+            if i % 10 == 9:
+                post({"targets": ["phone"], "title": "Door", "message": f"opened {i}", "data": {"tag": "door"}})
+            else:
+                post({"targets": ["phone"], "title": "Washer", "message": f"{i} min left",
+                      "data": {"tag": f"washer-{i % 3}", "live_update": True, "progress": i, "progress_max": 60,
+                               "notification_icon": "mdi:washing-machine"}})
+            ack(ws, ws.read())
+        post({"targets": ["phone"], "message": "clear_notification", "data": {"tag": "washer-0"}})
+        ack(ws, ws.read())
+        ws.close()
+    for path in ("/healthz", "/v1/devices", "/v1/activities", "/metrics", "/"):
+        http.request("GET", path, b"", auth)
+
+
+def home_config(port):
+    """Config/lanpush.yaml with lanpushd on loopback, an admin token and one device."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = open(os.path.join(root, "Config", "lanpush.yaml")).read()
+    replaced = {"listen:": f'listen: "127.0.0.1:{port}"', "admin_token:": f"admin_token: {ADMIN}",
+                "devices:": f"devices:\n  - {{id: phone, name: Phone, token: {DEVICE}}}"}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        for key, value in replaced.items():
+            if line.startswith(key):
+                lines[i] = value
+    out = "\n".join(lines) + "\n"
+    for value in replaced.values():
+        if value not in out:
+            raise RuntimeError(f"Config/lanpush.yaml has no top-level line for {value.split(':')[0]}")
+    return out
+
+
+def run_once(lanpushd):
+    """(start-up, workload): self instructions per function of one lanpushd process."""
+    image = os.path.basename(lanpushd)
+    work = tempfile.mkdtemp(prefix="lanpush-order-")
+    port = free_port()
+    config = os.path.join(work, "lanpush.yaml")
+    with open(config, "w") as f:
+        f.write(home_config(port))
+    try:
+        proc = start_under_callgrind(
+            lanpushd, config, work, port, options=["--compress-strings=no", "--compress-pos=no", "--demangle=no"])
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    try:
+        time.sleep(12)  # the first housekeeping ticks and mDNS retries belong to start-up
+        before = set(glob.glob(os.path.join(work, "callgrind.out.*")))
+        subprocess.run(["callgrind_control", "-d", "startup", str(proc.pid)], check=True, capture_output=True)
+        startup = functions(wait_dump(work, before), image)
+        workload(port)
+        before = set(glob.glob(os.path.join(work, "callgrind.out.*")))
+        subprocess.run(["callgrind_control", "-d", "workload", str(proc.pid)], check=True, capture_output=True)
+        running = functions(wait_dump(work, before), image)
+    finally:
+        stop(proc)
+        shutil.rmtree(work, ignore_errors=True)
+    if sum(1 for c in running.values() if c > 0) < 500:
+        raise RuntimeError(f"few functions of {image} ran during the workload: is it the binary that ran?")
+    return startup, running
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lanpushd", required=True, help="a lanpushd without debug info (valgrind cannot read Swift's DWARF 5)")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    startup, running = {}, {}
+    for _ in range(args.runs):
+        for total, part in zip((startup, running), run_once(args.lanpushd)):
+            for name, cost in part.items():
+                total[name] = total.get(name, 0) + cost
+    hot = sorted((n for n, c in running.items() if c > 0), key=lambda n: (-running[n], n))
+    seen = set(hot)
+    rest = sorted((n for n, c in startup.items() if c > 0 and n not in seen), key=lambda n: (-startup[n], n))
+    sys.stdout.write("".join(n + "\n" for n in hot + rest))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
