@@ -4,15 +4,15 @@
 Starts lanpushd under `valgrind --tool=callgrind` as a home runs it (the committed Config/lanpush.yaml, every key
 at its default, with one device: store on, mDNS on — without an avahi-daemon to reach it still sets discovery up and
 retries), lets it start, has callgrind dump what start-up ran, then drives what a day brings: a device session on
-each protocol version, plain notifications, live updates started, updated and ended, a clear, the read endpoints,
-the preview page. A second dump holds that. It does so `--runs` times, each in a fresh process: which functions run
-varies a little from one start to the next (hashing is seeded at random, so are the tokens).
+each protocol version, plain notifications, live updates started and updated, a `clear_notification` that ends one,
+the read endpoints, the preview page. A second dump holds that. It does so `--runs` times, each in a fresh process: which functions run
+varies a little from one start to the next (Swift seeds its hashing at random per process).
 
 Prints the mangled names of the functions of the lanpushd image that ran in any run, one per line: those of the
 workload first, most instructions first, then those only start-up ran. lld lays their sections out in that order
 (`--symbol-ordering-file`), so the code a running gateway touches sits on few pages instead of being spread over
-the whole image, where every touched page brings its neighbours into memory with it (the kernel maps 16 pages
-around each fault on a file-backed mapping).
+the whole image, where every touched page brings its neighbours into memory with it (the kernel maps the pages
+around each fault on a file mapping: 16, or the whole large folio of the page cache they sit in).
 """
 import argparse
 import glob
