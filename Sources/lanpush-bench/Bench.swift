@@ -78,6 +78,9 @@ struct Bench: ParsableCommand {
     @Option(help: "How lanpush sessions ack: 'every' event frame (default), or 'batch': one cumulative ack per read, as the client libraries do.")
     var acks: String = "every"
 
+    @Option(help: "Also read the server's RSS this many seconds after the throughput and notify runs, idle (0: not).")
+    var settle: Double = 0
+
     @Flag(help: "Soak: add one more session (device d0) that never reads what it is sent, and reconnects when closed.")
     var stuck = false
 
@@ -102,6 +105,8 @@ struct Bench: ParsableCommand {
         if let soakRate { scale.soakRate = soakRate }
         if let soakChurn { scale.soakChurn = soakChurn }
         scale.soakStuck = stuck
+        guard settle >= 0 else { throw ValidationError("--settle: seconds, 0 or more") }
+        scale.settleSeconds = settle
         guard ["every", "batch"].contains(acks) else { throw ValidationError("--acks: every or batch") }
         scale.ackEachFrame = acks == "every"
         if let lanpushProtocol {

@@ -52,9 +52,7 @@ extension ScenarioRunner {
         m.append(Metric(key: "\(key).cpu", label: "server CPU", unit: "% of a core", value: cpu, better: .none))
         m.append(Metric(key: "\(key).toolcpu", label: "load tool CPU (publisher + clients)", unit: "% of a core",
                         value: cpuPercent(ToolProcess(), from: tool0, since: wall0), better: .none))
-        if let rss = s.server.rssKiB {
-            m.append(Metric(key: "\(key).rss", label: "server RSS after the run", unit: "MiB", value: Double(rss) / 1024, better: .lower))
-        }
+        m += rssMetrics(s.server, key: key)
         if kind.isLanpush {
             m += latencyMetrics(r.answerLatency, prefix: "\(key).http", label: stream ? "accepted after" : "HTTP answer")
                 .filter { !$0.key.hasSuffix("p999") }
@@ -66,8 +64,10 @@ extension ScenarioRunner {
 
     /// `manySessions` sessions, plain notifications at `latencyRate` per second, each to one device (round-robin): what
     /// an update costs the server. lanpush queues each until acknowledged (stored and deleted again when durable);
-    /// mosquitto gets the closest thing, QoS 1 (not retained, PUBACKed by every subscriber, none stored).
-    func notify(_ kind: ServerKind) throws -> [Metric] {
+    /// mosquitto gets the closest thing, QoS 1 (not retained, PUBACKed by every subscriber, none stored). `stream`:
+    /// lanpush's publisher is one publisher stream instead of 8 HTTP connections (what a script or Node-RED would use;
+    /// HA speaks HTTP), paced the same.
+    func notify(_ kind: ServerKind, key: String = "notify", stream: Bool = false) throws -> [Metric] {
         let n = scale.manySessions
         let s = try setUp(kind, devices: n, sessions: n, qos: 1)
         defer { tearDown(s) }
@@ -78,7 +78,7 @@ extension ScenarioRunner {
         let cpu0 = s.server.cpuSeconds
         let wall0 = nowNanos()
         let r = try publish(s, mode: .rate(scale.latencyRate), start: start, duration: lead + scale.measure, window: window,
-                            connections: 8, qos: 1) { i, stamp in
+                            connections: 8, stream: stream, qos: 1) { i, stamp in
             LanpushUpdate(device: i % n, tag: 0, progress: 0, stamp: stamp, plain: true)
         }
         wait(s.hub, timeout: 5) { s.hub.stats.deliveries >= r.sent }
@@ -86,15 +86,27 @@ extension ScenarioRunner {
         let cpu = cpuPercent(s.server, from: cpu0, since: wall0)
         let st = s.hub.sync { s.hub.stats }
         var m = [
-            Metric(key: "notify.cpuper", label: "server CPU per update", unit: "µs", value: cpuSeconds / Double(max(1, r.sent)) * 1e6,
+            Metric(key: "\(key).cpuper", label: "server CPU per update", unit: "µs", value: cpuSeconds / Double(max(1, r.sent)) * 1e6,
                    better: .lower),
-            Metric(key: "notify.cpu", label: "server CPU", unit: "% of a core", value: cpu, better: .lower),
-            Metric(key: "notify.delivered", label: "updates delivered (of sent in window)", unit: "%",
+            Metric(key: "\(key).cpu", label: "server CPU", unit: "% of a core", value: cpu, better: .lower),
+            Metric(key: "\(key).delivered", label: "updates delivered (of sent in window)", unit: "%",
                    value: r.sentInWindow > 0 ? Double(st.latency.totalCount) / Double(r.sentInWindow) * 100 : 0, better: .higher),
         ]
-        m += latencyMetrics(st.latency, prefix: "notify.latency", label: "ingest→delivery").filter { !$0.key.hasSuffix("p999") }
-        if let rss = s.server.rssKiB {
-            m.append(Metric(key: "notify.rss", label: "server RSS after the run", unit: "MiB", value: Double(rss) / 1024, better: .lower))
+        m += latencyMetrics(st.latency, prefix: "\(key).latency", label: "ingest→delivery").filter { !$0.key.hasSuffix("p999") }
+        m += rssMetrics(s.server, key: key)
+        return m
+    }
+
+    /// The server's RSS right after a run and, with `--settle`, once it has sat idle that long.
+    func rssMetrics(_ server: BenchServer, key: String) -> [Metric] {
+        guard let rss = server.rssKiB else { return [] }
+        var m = [Metric(key: "\(key).rss", label: "server RSS after the run", unit: "MiB", value: Double(rss) / 1024, better: .lower)]
+        if scale.settleSeconds > 0 {
+            usleep(UInt32(scale.settleSeconds * 1e6))
+            if let settled = server.rssKiB {
+                m.append(Metric(key: "\(key).rss.settled", label: "server RSS \(String(format: "%g", scale.settleSeconds)) s after the run", unit: "MiB",
+                                value: Double(settled) / 1024, better: .lower))
+            }
         }
         return m
     }

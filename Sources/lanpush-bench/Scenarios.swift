@@ -41,6 +41,9 @@ struct Scale: Sendable {
     /// lanpush sessions ack every event frame; `false`: one cumulative ack for what one read brought, as the client
     /// libraries do (they ack once nothing else waits to be handled).
     var ackEachFrame = true
+    /// Seconds the servers sit idle after a throughput or notify run before their RSS is read once more (0: not
+    /// read): what a burst leaves behind once it is over, against what it holds right after.
+    var settleSeconds = 0.0
 
     static let full = Scale()
     static let smoke = Scale(
@@ -75,7 +78,7 @@ struct Environment {
 
 enum ScenarioID: String, CaseIterable, Sendable {
     case latency, fast1 = "fast-1", fast1stream = "fast-1-stream", fast100 = "fast-100", fast100each = "fast-100-each", fanout,
-        notify, bytes, slow, ingest
+        notify, notifyStream = "notify-stream", bytes, slow, ingest
     /// Not in the default set (it takes minutes): Benchmarks/soak.sh.
     case soak
 
@@ -85,6 +88,8 @@ enum ScenarioID: String, CaseIterable, Sendable {
         case .fast1: return "1 session, as fast as possible"
         case .fast1stream: return "1 session, as fast as possible, lanpush's publisher stream (MQTT: the same PUBLISH stream)"
         case .notify: return "100 sessions, 1,000 plain notifications/s, each to one device: CPU per update"
+        case .notifyStream:
+            return "100 sessions, 1,000 plain notifications/s, each to one device, lanpush's publisher stream (MQTT: the same QoS 1 PUBLISHes)"
         case .fast100: return "100 sessions, as fast as possible, every update to all 100 (topic fan-out)"
         case .fast100each: return "100 sessions, as fast as possible, each update to one session"
         case .fanout: return "10,000 sessions: idle memory, then 1 update fanned out to all"
@@ -180,6 +185,7 @@ final class ScenarioRunner {
         case .fast1: return try fast(kind, sessions: 1, allTargets: false, key: "fast1")
         case .fast1stream: return try fast(kind, sessions: 1, allTargets: false, key: "fast1stream", stream: true)
         case .notify: return try notify(kind)
+        case .notifyStream: return try notify(kind, key: "notifystream", stream: true)
         case .fast100: return try fast(kind, sessions: scale.manySessions, allTargets: true, key: "fast100")
         case .fast100each: return try fast(kind, sessions: scale.manySessions, allTargets: false, key: "fast100each")
         case .fanout: return try fanout(kind)

@@ -19,7 +19,7 @@ from gateway import BINARY, ROOT
 
 BENCH = Path(os.environ.get("LANPUSH_BENCH") or ROOT / ".build" / "debug" / "lanpush-bench")
 DAEMON = Path(os.environ.get("LANPUSHD") or BINARY)
-SCENARIOS = ["latency", "fast-1", "fast-1-stream", "fast-100", "fast-100-each", "fanout", "notify", "bytes", "slow", "ingest"]
+SCENARIOS = ["latency", "fast-1", "fast-1-stream", "fast-100", "fast-100-each", "fanout", "notify", "notify-stream", "bytes", "slow", "ingest"]
 
 
 def mosquitto():
@@ -40,7 +40,7 @@ def smoke(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     proc = subprocess.run(
         [str(BENCH), "--smoke", "--runs", "1", "--lanpushd", str(DAEMON), "--wrk-script", "none",
-         "--json", str(out / "runs.json"), "--markdown", str(out / "tables.md")],
+         "--settle", "0.5", "--json", str(out / "runs.json"), "--markdown", str(out / "tables.md")],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     return proc, out
 
@@ -75,6 +75,9 @@ def test_prints_the_figures(smoke):
         ("fast-1-stream", "updates accepted/s"),
         ("fast-1-stream", "accepted after p99"),
         ("notify", "server CPU per update"),
+        ("notify", "server RSS 0.5 s after the run"),
+        ("notify-stream", "server CPU per update"),
+        ("fast-100", "server RSS 0.5 s after the run"),
         ("fast-100", "deliveries/s"),
         ("fanout", "RSS per idle session"),
         ("fanout", "time to last delivery"),
