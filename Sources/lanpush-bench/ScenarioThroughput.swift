@@ -102,7 +102,7 @@ extension ScenarioRunner {
         guard let rss = server.rssKiB else { return [] }
         var m = [Metric(key: "\(key).rss", label: "server RSS after the run", unit: "MiB", value: Double(rss) / 1024, better: .lower)]
         if scale.settleSeconds > 0 {
-            usleep(UInt32(scale.settleSeconds * 1e6))
+            Thread.sleep(forTimeInterval: scale.settleSeconds)
             if let settled = server.rssKiB {
                 m.append(Metric(key: "\(key).rss.settled", label: "server RSS \(String(format: "%g", scale.settleSeconds)) s after the run", unit: "MiB",
                                 value: Double(settled) / 1024, better: .lower))
