@@ -81,7 +81,8 @@ final class RunningClientLoop: @unchecked Sendable {
     let wakes = Locked(0)
 
     init(_ options: WSClientOptions = WSClientOptions(), start: Bool = true) throws {
-        loop = try WSClientLoop(options: options)
+        // A client loop's context always initialises OpenSSL (wss:// needs nothing more than the URL).
+        loop = try OpenSSLGate.creating(true) { try WSClientLoop(options: options) }
         let queue = self.queue
         let wakes = self.wakes
         loop.onWake = {
@@ -163,10 +164,10 @@ final class RunningHost: @unchecked Sendable {
     let delegate = ClientHostDelegate()
     private let finished = DispatchSemaphore(value: 0)
 
-    init(tlsClients: Bool = true) throws {
-        server = try LWSServer(
-            options: LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096, tlsClients: tlsClients),
-            delegate: delegate)
+    init(tlsClients: Bool = false) throws {
+        let options = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096, tlsClients: tlsClients)
+        let delegate = self.delegate
+        server = try OpenSSLGate.creating(options.initialisesOpenSSL) { try LWSServer(options: options, delegate: delegate) }
     }
 
     func start() {

@@ -311,8 +311,10 @@ struct ClientTests {
             let c = try RunningClientLoop()
             defer { c.stop() }
             let rec = RecordingClient()
-            _ = c.sync { try? c.loop.connectWebSocket(url: "wss://localhost:\(tls.port)/", delegate: rec) }
-            #expect(waitUntil(5) { rec.failed.get() != nil })
+            #expect(OpenSSLGate.handshaking {
+                _ = c.sync { try? c.loop.connectWebSocket(url: "wss://localhost:\(tls.port)/", delegate: rec) }
+                return waitUntil(5) { rec.failed.get() != nil }
+            })
             if case .connectFailed(_, let status) = rec.failed.get() {
                 #expect(status == nil)  // no HTTP answer: TLS failed first
             } else {
@@ -329,8 +331,10 @@ struct ClientTests {
             let c = try RunningClientLoop(o)
             defer { c.stop() }
             let rec = RecordingClient()
-            _ = c.sync { try? c.loop.connectWebSocket(url: "wss://localhost:\(tls.port)/", delegate: rec) }
-            #expect(waitUntil(5) { rec.failed.get() != nil })
+            #expect(OpenSSLGate.handshaking {
+                _ = c.sync { try? c.loop.connectWebSocket(url: "wss://localhost:\(tls.port)/", delegate: rec) }
+                return waitUntil(5) { rec.failed.get() != nil }
+            })
             guard case .connectFailed(_, let status) = rec.failed.get() else {
                 Issue.record("expected connectFailed, got \(String(describing: rec.failed.get()))")
                 return
@@ -344,10 +348,12 @@ struct ClientTests {
             let c = try RunningClientLoop()
             defer { c.stop() }
             let rec = RecordingClient()
-            _ = c.sync {
-                try? c.loop.connectWebSocket(url: "wss://localhost:\(tls.port)/", allowInsecureTLS: true, delegate: rec)
-            }
-            #expect(waitUntil(5) { rec.failed.get() != nil })
+            #expect(OpenSSLGate.handshaking {
+                _ = c.sync {
+                    try? c.loop.connectWebSocket(url: "wss://localhost:\(tls.port)/", allowInsecureTLS: true, delegate: rec)
+                }
+                return waitUntil(5) { rec.failed.get() != nil }
+            })
             guard case .connectFailed(_, let status) = rec.failed.get() else { return }
             #expect(status == 200)
         }
@@ -388,10 +394,12 @@ struct ClientTests {
         withTLS.start()
         defer { withTLS.stop() }
         let rec2 = RecordingClient()
-        withTLS.onLoop {
-            _ = try? withTLS.server.connectWebSocket(url: "wss://localhost:\(tls.port)/", allowInsecureTLS: true, delegate: rec2)
-        }
-        #expect(waitUntil(5) { rec2.failed.get() != nil })
+        #expect(OpenSSLGate.handshaking {
+            withTLS.onLoop {
+                _ = try? withTLS.server.connectWebSocket(url: "wss://localhost:\(tls.port)/", allowInsecureTLS: true, delegate: rec2)
+            }
+            return waitUntil(5) { rec2.failed.get() != nil }
+        })
         guard case .connectFailed(_, let status) = rec2.failed.get() else {
             Issue.record("expected connectFailed, got \(String(describing: rec2.failed.get()))")
             return

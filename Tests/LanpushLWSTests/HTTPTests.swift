@@ -293,7 +293,8 @@ struct HTTPTests {
         defer { s.stop() }
         let d = TestDelegate()
         #expect(throws: LWSServerError.listenFailed(host: "127.0.0.1", port: s.port)) {
-            _ = try LWSServer(options: LWSServerOptions(host: "127.0.0.1", port: s.port), delegate: d)
+            let options = LWSServerOptions(host: "127.0.0.1", port: s.port)
+            _ = try OpenSSLGate.creating(options.initialisesOpenSSL) { try LWSServer(options: options, delegate: d) }
         }
     }
 

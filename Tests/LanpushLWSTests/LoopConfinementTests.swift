@@ -73,8 +73,8 @@ struct LoopConfinementTests {
 
     @Test func beforeRunAndAfterItTheOwnerMayUseTheServer() throws {
         let delegate = TestDelegate()
-        let server = try LWSServer(
-            options: LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096), delegate: delegate)
+        let options = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
+        let server = try OpenSSLGate.creating(options.initialisesOpenSSL) { try LWSServer(options: options, delegate: delegate) }
         server.assertOnLoop()  // not running yet: the creating thread sets up
         let fired = Locked(false)
         server.schedule(after: 0) { fired.set(true) }

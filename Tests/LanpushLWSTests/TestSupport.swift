@@ -205,7 +205,8 @@ final class RunningServer: @unchecked Sendable {
 
     init(_ options: LWSServerOptions = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)) throws {
         delegate = TestDelegate()
-        server = try LWSServer(options: options, delegate: delegate)
+        let delegate = self.delegate
+        server = try OpenSSLGate.creating(options.initialisesOpenSSL) { try LWSServer(options: options, delegate: delegate) }
         delegate.server = server
         let server = self.server
         let done = finished
