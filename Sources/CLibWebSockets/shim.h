@@ -4,7 +4,11 @@
 #include <libwebsockets.h>
 
 /* libuv: the event loop lws runs on (its libuv plugin, with a loop the adapter owns) — epoll, not poll(). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <uv.h>
 
 /*
@@ -47,6 +51,45 @@ static inline void lanpush_uv_loop_finish(void *loop)
 	uv_run((uv_loop_t *)loop, UV_RUN_DEFAULT);
 	if (uv_loop_close((uv_loop_t *)loop) == 0)
 		free(loop);
+}
+
+/* lws's cancel pipe: the one poll handle on the loop whose descriptor is an eventfd (lws 4.1 on Linux) or a
+ * FIFO (where it has no eventfd). lws's other poll handles are sockets; its timers, idle and signal handles have
+ * no descriptor, and libuv's own wake-up eventfd is not a poll handle. -1 when there is none. */
+static inline int lanpush_fd_is_wake_pipe(int fd)
+{
+	struct stat st;
+	char path[64], target[64];
+	ssize_t n;
+
+	if (fstat(fd, &st) != 0)
+		return 0;
+	if (S_ISFIFO(st.st_mode))
+		return 1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[eventfd]") == 0;
+}
+
+static inline void lanpush_uv_find_wake_pipe(uv_handle_t *handle, void *arg)
+{
+	int *found = arg;
+	uv_os_fd_t fd;
+
+	if (*found >= 0 || uv_handle_get_type(handle) != UV_POLL || uv_is_closing(handle))
+		return;
+	if (uv_fileno(handle, &fd) == 0 && lanpush_fd_is_wake_pipe(fd))
+		*found = fd;
+}
+
+static inline int lanpush_uv_event_pipe_fd(void *loop)
+{
+	int found = -1;
+	uv_walk((uv_loop_t *)loop, lanpush_uv_find_wake_pipe, &found);
+	return found;
 }
 
 /*

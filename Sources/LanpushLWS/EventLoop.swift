@@ -73,6 +73,13 @@ final class EventLoop {
         return lws_service(ctx, 0) >= 0
     }
 
+    /// The read end of lws's cancel pipe on the libuv loop; `nil` on the poll loop (which closes it once).
+    func eventPipeDescriptor() -> Int32? {
+        guard let loop else { return nil }
+        let fd = lanpush_uv_event_pipe_fd(loop)
+        return fd >= 0 ? fd : nil
+    }
+
     /// After `lws_context_destroy`: lets lws finish closing its handles, then frees the loop. Idempotent.
     func destroy() {
         guard let l = loop else { return }

@@ -6,7 +6,8 @@ import CLibWebSockets
 ///
 /// Teardown has an order lws depends on (``destroy(willDestroy:didDestroy:)``): no more wakes or timers, then
 /// `lws_context_destroy` (connections get their last callbacks inside it), then the event loop finishes closing
-/// lws's handles, and only then is the memory lws pointed into freed.
+/// lws's handles, and only then is the memory lws pointed into freed. Across those two steps lws (on libuv) closes
+/// its cancel pipe twice; ``PipeCloseGuard`` keeps the second close off other threads' descriptors.
 ///
 /// Loop thread only, except ``waker``.
 final class LoopContext {
@@ -19,6 +20,13 @@ final class LoopContext {
     private(set) var context: OpaquePointer?
     /// From the start of the teardown: nothing new is scheduled or connected.
     private(set) var tearingDown = false
+    /// While the context is destroyed: takes back the number lws closes twice (PipeCloseGuard.swift).
+    private var pipeGuard: PipeCloseGuard?
+    /// Tests: runs after `lws_context_destroy` returns and before the loop runs lws's close callbacks, where a
+    /// descriptor another thread opens would meet lws's second close of its pipe.
+    var afterContextDestroyed: (() -> Void)?
+    /// The number of lws's pipe when the last teardown began (tests).
+    private(set) var pipeDescriptorAtTeardown: Int32?
 
     /// The event loop actually in use.
     var kind: LWSEventLoopKind { loop.kind }
@@ -66,10 +74,23 @@ final class LoopContext {
         tearingDown = true
         timers.cancelAll()
         willDestroy()
+        pipeDescriptorAtTeardown = loop.eventPipeDescriptor()
+        pipeGuard = pipeDescriptorAtTeardown.flatMap { PipeCloseGuard(descriptor: $0) }
         lws_context_destroy(ctx)
         context = nil
+        pipeGuard?.tryHold()
+        afterContextDestroyed?()
         loop.destroy()
+        pipeGuard?.release()
+        pipeGuard = nil
         didDestroy()
         memory.release()
+    }
+
+    /// At every lws callback while the context is destroyed: lws closes its pipe before the connections, so the
+    /// first connection's callback is the earliest moment the guard can take the number back.
+    @inline(__always)
+    func duringTeardown() {
+        pipeGuard?.tryHold()
     }
 }

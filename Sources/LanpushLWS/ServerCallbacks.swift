@@ -9,6 +9,7 @@ extension LWSServer {
         _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
         _ inp: UnsafeMutableRawPointer?, _ len: Int
     ) -> Int32 {
+        if loop.tearingDown { loop.duringTeardown() }
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             loopWoken()
