@@ -13,8 +13,9 @@
 ///
 /// The guard takes the number back as soon as lws has let it go, with a placeholder of its own (a pipe, so that its
 /// inode tells it apart), so the second close lands on the placeholder. It tries right after `lws_context_destroy`
-/// returns and, before that, at every callback the teardown makes (lws closes the pipe first, then every
-/// connection, each with a callback), which narrows the window to the time between two callbacks. Whoever takes the
+/// returns and, on a server's context, before that at every callback the teardown makes (lws closes the pipe first,
+/// then every connection, each with a callback), which narrows the window to the time between two callbacks. A
+/// client-only context (`WSClientLoop`) is guarded only from when `lws_context_destroy` returns. Whoever takes the
 /// number even sooner still loses it: that is lws's bug, made rare, not gone.
 ///
 /// Loop thread only (the thread that destroys the context).
