@@ -4,7 +4,7 @@
 # drives a fixed workload (ingest -> frame rounds, fan-out rounds) and reads callgrind's counters around it.
 #
 #   Benchmarks/callgrind.sh                 # build release, run, print instructions per round
-#   Benchmarks/callgrind.sh --rounds 500    # any driver option (--fanout-rounds N, --keep)
+#   Benchmarks/callgrind.sh --rounds 500    # any driver option (--fanout-rounds N, --notify-rounds N, --store, --keep)
 #   LANPUSHD=path/to/lanpushd Benchmarks/callgrind.sh   # an existing binary, no build
 set -euo pipefail
 cd "$(dirname "$0")/.."
