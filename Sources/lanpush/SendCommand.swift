@@ -93,8 +93,7 @@ struct SendCommand: ParsableCommand {
         "Bodies as JSON Lines (\"-\" = stdin), sent through the publisher stream.", valueName: "path"))
     var stream: String?
 
-    @Flag(name: .long, help: "wss: do not verify the gateway's certificate (--stream).")
-    var insecure = false
+    @OptionGroup(title: "wss (--stream)") var tls: TLSOptions
 
     @Flag(name: .long, help: "Print the gateway's JSON answer instead of one line per target (--stream: every answer frame).")
     var json = false
@@ -154,7 +153,7 @@ struct SendCommand: ParsableCommand {
         let lines = try StreamSender.read(String(decoding: bytes, as: UTF8.self), name: path == "-" ? "stdin" : path)
         guard !lines.isEmpty else { throw CLIError("\(path == "-" ? "stdin" : path): no bodies to send") }
         guard let url = URL(string: address.stream) else { throw CLIError("invalid gateway URL '\(address.stream)'") }
-        let sender = StreamSender(url: url, token: token, tls: insecure ? .insecure : .system, json: json)
+        let sender = StreamSender(url: url, token: token, tls: tls.policy, json: json)
         let outcome = StreamOutcome()
         let done = DispatchSemaphore(value: 0)
         Task {

@@ -49,8 +49,7 @@ struct WatchCommand: ParsableCommand {
     @Flag(name: .long, help: "Reconnect (with backoff, resuming as a device) when the connection drops, instead of exiting.")
     var reconnect = false
 
-    @Flag(name: .customLong("insecure"), help: "wss: do not verify the gateway's certificate.")
-    var insecure = false
+    @OptionGroup var tls: TLSOptions
 
     func validate() throws {
         if deviceToken != nil && device != nil { throw ValidationError("--device is for observers; --device-token already names the device") }
@@ -80,7 +79,7 @@ struct WatchCommand: ParsableCommand {
         configuration.reconnects = reconnect
         configuration.reportsFrames = true
         configuration.backoff = Backoff(initial: 1, maximum: 30)
-        if insecure { configuration.tls = .insecure }
+        configuration.tls = tls.policy
 
         let client = LanpushClient(configuration)
         let outcome = WatchOutcome()

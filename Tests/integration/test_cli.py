@@ -468,6 +468,44 @@ def test_watch_failures_are_one_line_and_nonzero(gateway, watches):
     assert any(l.startswith("lanpush: cannot connect to ws://127.0.0.1:") for l in w.err), w.err
 
 
+def test_watch_and_send_stream_pin_the_gateways_own_certificate(gateway):
+    """wss:// to a gateway with its self-signed certificate: --fingerprint pins it (any case, colons allowed), another
+    fingerprint gets nothing through, and with neither --fingerprint nor --insecure the CA check refuses it."""
+    gw = gateway(extra="tls: {enabled: true, plain: false}\n")
+    status, made = gw.request("POST", "/v1/pairings", {"device": "kitchen"}, gw.admin_headers())
+    assert status == 201, made
+    fp = re.search(r"[?&]fp=([0-9a-f]{64})", made["url"]).group(1)
+    colons = ":".join(fp[i:i + 2] for i in range(0, 64, 2)).upper()
+    wrong = ("0" if fp[0] != "0" else "1") + fp[1:]
+    wss = {"LANPUSH_GATEWAY": f"https://127.0.0.1:{gw.port}", "LANPUSH_TOKEN": gw.admin}
+
+    def body(message):
+        return json.dumps({"targets": ["phone"], "title": "Oven", "message": message,
+                           "data": {"tag": "oven", "live_update": True}}) + "\n"
+
+    def oven():
+        return gw.get("/v1/activities/oven")[1]["activities"][0]["state"]["message"]
+
+    r = lanpush("send", "--stream", "-", "--fingerprint", colons, input=body("Preheating"), env=wss)
+    assert r.returncode == 0 and r.stdout == "1 of 1 accepted\n", r.stderr
+    assert oven() == "Preheating"
+    for flags in (["--fingerprint", wrong], []):
+        r = lanpush("send", "--stream", "-", *flags, input=body("Never"), env=wss)
+        assert r.returncode == 1 and "TLS handshake failed" in one_error_line(r), (flags, r.stderr)
+    assert oven() == "Preheating"
+
+    r = lanpush("watch", "--fingerprint", fp, "--timeout", "3", env=wss)
+    assert r.returncode == 0, r.stderr
+    assert any(l.strip().startswith("phone/oven [active] Oven: Preheating") for l in r.stdout.splitlines()), r.stdout
+    r = lanpush("watch", "--fingerprint", wrong, "--timeout", "10", env=wss)
+    assert r.returncode == 1 and "TLS handshake failed" in r.stderr, r.stderr
+
+    for flags, needle in [(["--fingerprint", fp, "--insecure"], "--fingerprint and --insecure exclude each other"),
+                          (["--fingerprint", fp[1:]], "not a SHA-256 (64 hex digits)")]:
+        r = lanpush("watch", *flags, env=wss)
+        assert r.returncode != 0 and needle in r.stderr, (flags, r.stderr)
+
+
 # -------------------------------------------------------------------------------------------------------- status
 
 def test_status_lists_devices_and_activities(gateway):

@@ -5,9 +5,10 @@
  *
  *     lanpush://HOST:PORT/pair?code=CODE[&fp=SHA256][&alt=HOST:PORT]...
  *
- * This library redeems and connects over plain HTTP and WebSocket: neither a browser's `fetch` nor the Scripting
+ * By default this redeems and connects over plain HTTP and WebSocket: neither a browser's `fetch` nor the Scripting
  * app's can pin a certificate by its fingerprint, and a self-signed certificate is all a home gateway has. So it
- * needs the gateway's `tls.plain` (on by default). `fingerprint` is handed back for runtimes that can pin.
+ * needs the gateway's `tls.plain` (on by default). On Node.js, `redeemPinnedPairing` (the `node` entry) redeems over
+ * `https://` and connects over `wss://`, both pinned to the fingerprint; `tls: true` here is what it uses.
  */
 
 export interface PairingURL {
@@ -29,7 +30,7 @@ export interface Paired {
   token: string;
   /** The address that answered, `HOST:PORT`. */
   address: string;
-  /** Where to connect: `ws://ADDRESS/v1/stream`. */
+  /** Where to connect: `ws://ADDRESS/v1/stream` (`wss://` when redeemed with `tls`). */
   url: string;
   fingerprint: string | null;
 }
@@ -71,17 +72,26 @@ export function parsePairingURL(text: string): PairingURL | null {
  * Redeems a pairing URL, or a short code typed by hand (then `address`, `HOST:PORT` or a URL of the gateway, says
  * where). Tries each address of the URL until one answers; an answer that refuses the code ends the attempt.
  */
-export async function redeemPairing(input: string, options: { fetch: PairingFetch; address?: string }): Promise<Paired> {
+export async function redeemPairing(
+  input: string,
+  options: {
+    fetch: PairingFetch;
+    address?: string;
+    /** `https://` and `wss://`: only with a `fetch` that checks the gateway's certificate (a pinning one). */
+    tls?: boolean;
+  },
+): Promise<Paired> {
   const url = parsePairingURL(input);
   const code = url ? url.code : input.trim();
   if (!code) throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
   const addresses = url ? url.addresses : options.address ? [hostPort(options.address)] : [];
   if (addresses.length === 0) throw new PairingError("a short code needs the gateway's address", null);
+  const [http, ws] = options.tls ? ["https", "wss"] : ["http", "ws"];
   let lastFailure = "";
   for (const address of addresses) {
     let answer: { status: number; json(): Promise<any> };
     try {
-      answer = await options.fetch(`http://${address}/v1/pair`, {
+      answer = await options.fetch(`${http}://${address}/v1/pair`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ code }),
@@ -96,7 +106,7 @@ export async function redeemPairing(input: string, options: { fetch: PairingFetc
         deviceId: String(body.device_id),
         token: body.token,
         address,
-        url: `ws://${address}/v1/stream`,
+        url: `${ws}://${address}/v1/stream`,
         fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : url?.fingerprint ?? null,
       };
     }

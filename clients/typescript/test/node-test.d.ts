@@ -34,6 +34,7 @@ declare module "node:assert/strict" {
     notDeepEqual(actual: unknown, expected: unknown, message?: string): void;
     match(value: string, pattern: RegExp, message?: string): void;
     fail(message?: string): never;
+    throws(fn: () => unknown, expected?: RegExp | object, message?: string): void;
     rejects(fn: Promise<unknown> | (() => Promise<unknown>), message?: string | RegExp | object): Promise<void>;
   }
   const assert: Assert;

@@ -31,6 +31,8 @@ function token(): string {
 export interface GatewayOptions {
   devices?: string[];
   session?: { [key: string]: number };
+  /** More top-level config lines, as YAML (`tls: {enabled: true}`). */
+  extra?: string[];
 }
 
 /**
@@ -63,6 +65,7 @@ export class Gateway {
       ...Object.entries(this.tokens).map(([d, t]) => `  - {id: ${d}, name: ${d}, token: ${t}}`),
     ];
     if (this.options.session) lines.push(`session: ${JSON.stringify(this.options.session)}`);
+    lines.push(...(this.options.extra ?? []));
     writeFileSync(join(this.dir, "lanpush.yaml"), lines.join("\n") + "\n");
     const log = openSync(join(this.dir, "lanpushd.log"), "a");
     this.proc = spawn(lanpushdPath(), ["--config", join(this.dir, "lanpush.yaml"), "--state-dir", join(this.dir, "state")], {
