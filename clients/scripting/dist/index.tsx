@@ -1159,11 +1159,12 @@ async function redeemPairing(input, options) {
   const addresses = url ? url.addresses : options.address ? [hostPort(options.address)] : [];
   if (addresses.length === 0)
     throw new PairingError("a short code needs the gateway's address", null);
+  const [http, ws] = options.tls ? ["https", "wss"] : ["http", "ws"];
   let lastFailure = "";
   for (const address of addresses) {
     let answer;
     try {
-      answer = await options.fetch(`http://${address}/v1/pair`, {
+      answer = await options.fetch(`${http}://${address}/v1/pair`, {
         method: "POST",
         headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ code })
@@ -1178,7 +1179,7 @@ async function redeemPairing(input, options) {
         deviceId: String(body.device_id),
         token: body.token,
         address,
-        url: `ws://${address}/v1/stream`,
+        url: `${ws}://${address}/v1/stream`,
         fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : url?.fingerprint ?? null
       };
     }
