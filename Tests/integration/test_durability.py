@@ -83,7 +83,12 @@ def kill_9_trial(gw):
     before = epoch(gw)
     poster = Poster(gw)
     poster.start()
-    time.sleep(random.uniform(0.3, 1.2))
+    # A random moment once the poster is under way. A fixed pause alone (0.3-1.2 s) left a debug build on a loaded
+    # machine with fewer than 50 answered posts now and then, and the trial then proved too little to count.
+    deadline = time.time() + 20
+    while poster.count < 60 and poster.is_alive() and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(random.uniform(0, 0.9))
     gw.proc.send_signal(signal.SIGKILL)
     gw.proc.wait(5)
     poster.join(10)

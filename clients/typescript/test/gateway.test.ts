@@ -1,33 +1,25 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 import { LanpushClient, LanpushClientOptions } from "../src/client.js";
 import type { ClientEvents } from "../src/events.js";
 import { parseFrame } from "../src/protocol.js";
 import { MemoryStore } from "../src/store.js";
 import { sleep } from "./support/fakes.js";
-import { clientView, eventually, Gateway, lanpushdPath } from "./support/gateway.js";
+import { clientView, eventually, Fleet, Gateway, lanpushdPath } from "./support/gateway.js";
 import { ev, segmented, WASHER, WASHER_CLEAR } from "./support/payloads.js";
 import { CountingSocket, CuttableProxy } from "./support/sockets.js";
 
 /** Tests against the real lanpushd: every final state must equal the gateway's own `GET /v1/activities`. */
 
-const gateways: Gateway[] = [];
-const clients: LanpushClient[] = [];
+const fleet = new Fleet();
 
 before(() => {
   assert.ok(existsSync(lanpushdPath()), `no lanpushd at ${lanpushdPath()}: run 'swift build --product lanpushd' or set LANPUSHD`);
 });
 
-after(async () => {
-  for (const c of clients) await c.stop();
-  for (const g of gateways) await g.dispose();
-});
-
-async function gateway(options = {}): Promise<Gateway> {
-  const gw = await new Gateway(options).start();
-  gateways.push(gw);
-  return gw;
+function gateway(options = {}): Promise<Gateway> {
+  return fleet.gateway(options);
 }
 
 const socketsOf = new Map<LanpushClient, CountingSocket[]>();
@@ -47,7 +39,7 @@ function client(gw: Gateway, device: string, options: Partial<LanpushClientOptio
     handshakeTimeout: 2000,
     ...options,
   });
-  clients.push(c);
+  fleet.client(c);
   socketsOf.set(c, sockets);
   return c;
 }

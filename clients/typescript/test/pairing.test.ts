@@ -1,26 +1,15 @@
 import assert from "node:assert/strict";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { LanpushClient } from "../src/client.js";
 import { PairingError, parsePairingURL, redeemPairing } from "../src/pairing.js";
 import { MemoryStore } from "../src/store.js";
-import { clientView, eventually, Gateway } from "./support/gateway.js";
+import { clientView, eventually, Fleet } from "./support/gateway.js";
 import { WASHER } from "./support/payloads.js";
 
 /** Pairing URLs as the gateway makes them, redeemed against the real lanpushd with Node's own fetch. */
 
-const gateways: Gateway[] = [];
-const clients: LanpushClient[] = [];
-
-after(async () => {
-  for (const c of clients) await c.stop();
-  for (const g of gateways) await g.dispose();
-});
-
-async function gateway(): Promise<Gateway> {
-  const gw = await new Gateway().start();
-  gateways.push(gw);
-  return gw;
-}
+const fleet = new Fleet();
+const gateway = () => fleet.gateway();
 
 describe("pairing URLs", () => {
   test("the address, alternatives, code and fingerprint are read; anything else is not a pairing URL", () => {
@@ -58,8 +47,7 @@ describe("pairing against lanpushd", { concurrency: false }, () => {
     const again = await redeemPairing(url, { fetch }).catch((e) => e);
     assert.ok(again instanceof PairingError && again.status === 403, String(again));
 
-    const c = new LanpushClient({ url: paired.url, token: paired.token, store: new MemoryStore() });
-    clients.push(c);
+    const c = fleet.client(new LanpushClient({ url: paired.url, token: paired.token, store: new MemoryStore() }));
     c.start();
     await eventually(() => assert.equal(c.status, "live"));
     for (const step of WASHER.slice(0, 2)) await gw.push("hall", step);

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { LanpushClient } from "../src/client.js";
 import type { ClientEvents } from "../src/events.js";
 import { fingerprintOf, normalizeFingerprint, pinnedSocketFactory, redeemPinnedPairing, WsConstructor } from "../src/node/pinning.js";
 import { PairingError } from "../src/pairing.js";
 import { MemoryStore } from "../src/store.js";
 import { sleep } from "./support/fakes.js";
-import { clientView, eventually, Gateway } from "./support/gateway.js";
+import { clientView, eventually, Fleet, Gateway } from "./support/gateway.js";
 import { WASHER } from "./support/payloads.js";
 
 /**
@@ -16,19 +16,11 @@ import { WASHER } from "./support/payloads.js";
 
 const WebSocket: WsConstructor = (await import("/usr/share/nodejs/ws/index.js" as string)).default;
 
-const gateways: Gateway[] = [];
-const clients: LanpushClient[] = [];
-
-after(async () => {
-  for (const c of clients) await c.stop();
-  for (const g of gateways) await g.dispose();
-});
+const fleet = new Fleet();
 
 /** A gateway that serves TLS (plain stays open on loopback only, for the test's own admin requests). */
-async function tlsGateway(): Promise<Gateway> {
-  const gw = await new Gateway({ devices: ["phone"], extra: ["tls: {enabled: true, plain: false}"] }).start();
-  gateways.push(gw);
-  return gw;
+function tlsGateway(): Promise<Gateway> {
+  return fleet.gateway({ devices: ["phone"], extra: ["tls: {enabled: true, plain: false}"] });
 }
 
 async function pairingURL(gw: Gateway, device: string): Promise<string> {
@@ -74,13 +66,14 @@ describe("pinning against lanpushd's TLS", { concurrency: false }, () => {
     assert.equal(paired.fingerprint, fingerprintIn(url));
     assert.equal(paired.url, `wss://127.0.0.1:${gw.port}/v1/stream`);
 
-    const c = new LanpushClient({
-      url: paired.url,
-      token: paired.token,
-      createSocket: pinnedSocketFactory(paired.fingerprint, WebSocket),
-      store: new MemoryStore(),
-    });
-    clients.push(c);
+    const c = fleet.client(
+      new LanpushClient({
+        url: paired.url,
+        token: paired.token,
+        createSocket: pinnedSocketFactory(paired.fingerprint, WebSocket),
+        store: new MemoryStore(),
+      }),
+    );
     c.start();
     await eventually(() => assert.equal(c.status, "live"));
     for (const step of WASHER.slice(0, 2)) await gw.push("hall", step);
@@ -99,14 +92,15 @@ describe("pinning against lanpushd's TLS", { concurrency: false }, () => {
     // The code is still unused: the refused attempt wrote nothing to the gateway.
     const paired = await redeemPinnedPairing(url);
 
-    const c = new LanpushClient({
-      url: paired.url,
-      token: paired.token,
-      createSocket: pinnedSocketFactory(otherThan(fp), WebSocket),
-      store: new MemoryStore(),
-      backoff: { initial: 50, max: 100 },
-    });
-    clients.push(c);
+    const c = fleet.client(
+      new LanpushClient({
+        url: paired.url,
+        token: paired.token,
+        createSocket: pinnedSocketFactory(otherThan(fp), WebSocket),
+        store: new MemoryStore(),
+        backoff: { initial: 50, max: 100 },
+      }),
+    );
     const statuses: ClientEvents["status"][] = [];
     c.on("status", (s) => void statuses.push(s));
     c.start();

@@ -3,6 +3,8 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after } from "node:test";
+import type { LanpushClient } from "../../src/client.js";
 import { sleep } from "./fakes.js";
 import { repoRoot } from "./vectors.js";
 
@@ -130,6 +132,30 @@ export class Gateway {
     const out: { [tag: string]: any } = {};
     for (const a of r.body.activities) out[a.tag] = a;
     return out;
+  }
+}
+
+/** The gateways and clients one test file starts: the clients stopped, the gateways stopped and removed, after its tests. */
+export class Fleet {
+  private readonly gateways: Gateway[] = [];
+  private readonly clients: LanpushClient[] = [];
+
+  constructor() {
+    after(async () => {
+      for (const c of this.clients) await c.stop();
+      for (const g of this.gateways) await g.dispose();
+    });
+  }
+
+  async gateway(options: GatewayOptions = {}): Promise<Gateway> {
+    const gw = await new Gateway(options).start();
+    this.gateways.push(gw);
+    return gw;
+  }
+
+  client(c: LanpushClient): LanpushClient {
+    this.clients.push(c);
+    return c;
   }
 }
 
