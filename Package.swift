@@ -139,7 +139,6 @@ let package = Package(
                 "LanpushCore",
                 "LanpushClient",
                 "LanpushAvahi",
-                "LanpushHTTPClient",
                 "LanpushPlatform",
                 "CQRencode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

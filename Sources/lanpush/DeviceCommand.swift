@@ -84,7 +84,7 @@ struct DeviceCommand: ParsableCommand {
     /// One API call with the admin token; a status other than `expect` is a one-line error with the gateway's words.
     static func call(_ gateway: GatewayOptions, _ method: String, _ path: String, body: JSONValue? = nil, expect: Int) throws -> JSONValue {
         let address = try gateway.address()
-        let answer = try HTTP.request(method, address.http(path), token: try gateway.requireToken(for: "device"), json: body)
+        let answer = try HTTP.request(method, address.http(path), token: try gateway.requireToken(for: "device"), json: body, tls: address.tls)
         guard answer.status == expect else { throw CLIError("\(method) \(path) answered \(answer.status): \(answer.errorMessage)") }
         return answer.json ?? .null
     }

@@ -1,6 +1,6 @@
 import Foundation
+import LanpushClient
 import LanpushCore
-import LanpushHTTPClient
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -11,6 +11,8 @@ import FoundationNetworking
 struct GatewayAddress {
     let base: String  // scheme://host:port[/prefix], no trailing slash
     let secure: Bool
+    /// How an https/wss gateway's certificate is checked (`--fingerprint`, `--insecure`; else the system's CAs).
+    var tls: TLSPolicy = .system
 
     init(_ text: String) throws {
         var t = text.trimmingCharacters(in: .whitespaces)
@@ -56,29 +58,49 @@ struct HTTPAnswer {
     }
 }
 
-/// Blocking requests for the CLI (it runs no event loop of its own for HTTP), over the shared `JSONHTTPClient`.
+/// Blocking requests for the CLI (a command is synchronous; the request runs on the client library's NIO event loop,
+/// the transport `watch` and `send --stream` use, so a pinned certificate is checked the same way for both).
 enum HTTP {
     static func request(
-        _ method: String, _ url: String, token: String?, json body: JSONValue? = nil, timeout: Double = 10
+        _ method: String, _ url: String, token: String?, json body: JSONValue? = nil, tls: TLSPolicy = .system,
+        timeout: Int64 = 10
     ) throws -> HTTPAnswer {
-        let client = JSONHTTPClient(timeout: timeout, bearer: token)
-        defer { client.shutdown() }
-        let response = client.sendAndWait(method, url, body: body)
-        if case .invalidURL? = response.failure { throw CLIError("invalid URL \(url)") }
-        if let failure = response.failure {
-            throw CLIError("cannot reach the gateway at \(url): \(failure)")
+        guard let target = URL(string: url), target.host != nil else { throw CLIError("invalid URL \(url)") }
+        let result = Blocking.wait {
+            try await PlatformTransport().request(method, to: target, bearer: token, body: body, tls: tls, timeout: timeout)
         }
-        guard let status = response.status else { throw CLIError("no HTTP answer from \(url)") }
-        return HTTPAnswer(status: status, body: Data(response.bytes))
+        switch result {
+        case .success(let answer): return HTTPAnswer(status: answer.status, body: Data(answer.body))
+        case .failure(let error): throw CLIError("cannot reach the gateway at \(url): \(error)")
+        }
     }
 
     /// GET that must answer 200 with JSON; anything else is a one-line error.
-    static func getJSON(_ url: String, token: String?) throws -> JSONValue {
-        let answer = try request("GET", url, token: token)
+    static func getJSON(_ url: String, token: String?, tls: TLSPolicy = .system) throws -> JSONValue {
+        let answer = try request("GET", url, token: token, tls: tls)
         guard answer.status == 200 else {
             throw CLIError("\(url) answered \(answer.status): \(answer.errorMessage)")
         }
         guard let json = answer.json else { throw CLIError("\(url) answered something that is not JSON") }
         return json
+    }
+}
+
+/// Runs async work to its end from synchronous code (an `async` function's result handed across a semaphore).
+enum Blocking {
+    static func wait<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        return box.result ?? .failure(CLIError("no result"))
+    }
+
+    /// Written once by the task before it signals, read once after the wait: the semaphore orders the two.
+    private final class ResultBox<T>: @unchecked Sendable {
+        var result: Result<T, any Error>?
     }
 }

@@ -37,7 +37,8 @@ struct Lanpush: ParsableCommand {
     }
 }
 
-/// Where the gateway is and the bearer token: shared by send, watch and status.
+/// Where the gateway is, how its certificate is checked, and the bearer token: shared by every command that talks
+/// to a gateway.
 struct GatewayOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
         "Gateway base URL (default: $LANPUSH_GATEWAY, else http://127.0.0.1:8765).", valueName: "url"))
@@ -47,9 +48,13 @@ struct GatewayOptions: ParsableArguments {
         "Admin or viewer token (default: $LANPUSH_TOKEN).", valueName: "token"))
     var token: String?
 
+    @OptionGroup(title: "TLS (https, wss)") var tls: TLSOptions
+
     func address() throws -> GatewayAddress {
         let env = ProcessInfo.processInfo.environment["LANPUSH_GATEWAY"].flatMap { $0.isEmpty ? nil : $0 }
-        return try GatewayAddress(gateway ?? env ?? "http://127.0.0.1:8765")
+        var address = try GatewayAddress(gateway ?? env ?? "http://127.0.0.1:8765")
+        address.tls = tls.policy
+        return address
     }
 
     /// The token, or a one-line error naming both ways to give it.

@@ -93,8 +93,6 @@ struct SendCommand: ParsableCommand {
         "Bodies as JSON Lines (\"-\" = stdin), sent through the publisher stream.", valueName: "path"))
     var stream: String?
 
-    @OptionGroup(title: "wss (--stream)") var tls: TLSOptions
-
     @Flag(name: .long, help: "Print the gateway's JSON answer instead of one line per target (--stream: every answer frame).")
     var json = false
 
@@ -124,7 +122,7 @@ struct SendCommand: ParsableCommand {
         let token = try gateway.requireToken(for: "send")
         if let stream { return try send(stream: stream, address: address, token: token) }
         let body = try buildBody()
-        let answer = try HTTP.request("POST", address.http("/v1/push"), token: token, json: body)
+        let answer = try HTTP.request("POST", address.http("/v1/push"), token: token, json: body, tls: address.tls)
         if json {
             Output.line(String(decoding: answer.body, as: UTF8.self))
         }
@@ -153,19 +151,13 @@ struct SendCommand: ParsableCommand {
         let lines = try StreamSender.read(String(decoding: bytes, as: UTF8.self), name: path == "-" ? "stdin" : path)
         guard !lines.isEmpty else { throw CLIError("\(path == "-" ? "stdin" : path): no bodies to send") }
         guard let url = URL(string: address.stream) else { throw CLIError("invalid gateway URL '\(address.stream)'") }
-        let sender = StreamSender(url: url, token: token, tls: tls.policy, json: json)
-        let outcome = StreamOutcome()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { outcome.summary = try await sender.run(lines) } catch { outcome.error = error }
-            done.signal()
+        let sender = StreamSender(url: url, token: token, tls: address.tls, json: json)
+        let s: StreamSender.Summary
+        switch Blocking.wait({ try await sender.run(lines) }) {
+        case .success(let summary): s = summary
+        case .failure(let error as CLIError): throw error
+        case .failure(let error): throw CLIError("cannot reach the gateway at \(address.stream): \(error)")
         }
-        done.wait()
-        if let error = outcome.error {
-            if error is CLIError { throw error }
-            throw CLIError("cannot reach the gateway at \(address.stream): \(error)")
-        }
-        let s = outcome.summary ?? StreamSender.Summary()
         if !json {
             Output.line("\(s.sent - s.rejected) of \(s.sent) accepted\(s.rejected > 0 ? ", \(s.rejected) rejected" : "")"
                 + (s.warnings > 0 ? " (\(s.warnings) warnings)" : ""))
@@ -247,8 +239,3 @@ struct SendCommand: ParsableCommand {
     }
 }
 
-/// What the stream task hands back to the (blocking) command.
-private final class StreamOutcome: @unchecked Sendable {
-    var summary: StreamSender.Summary?
-    var error: Error?
-}

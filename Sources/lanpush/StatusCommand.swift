@@ -15,8 +15,8 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let address = try gateway.address()
         let token = try gateway.requireToken(for: "status")
-        let devices = try HTTP.getJSON(address.http("/v1/devices"), token: token)["devices"]?.arrayValue ?? []
-        let activities = try HTTP.getJSON(address.http("/v1/activities"), token: token)["activities"]?.arrayValue ?? []
+        let devices = try HTTP.getJSON(address.http("/v1/devices"), token: token, tls: address.tls)["devices"]?.arrayValue ?? []
+        let activities = try HTTP.getJSON(address.http("/v1/activities"), token: token, tls: address.tls)["activities"]?.arrayValue ?? []
         if json {
             Output.line(JSONValue.object(["devices": .array(devices), "activities": .array(activities)]).serialized())
             return

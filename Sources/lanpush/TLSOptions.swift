@@ -1,16 +1,16 @@
 import ArgumentParser
 import LanpushClient
 
-/// How the CLI's WebSocket (`watch`, `send --stream`) checks a `wss://` gateway's certificate. A gateway's own
+/// How the CLI checks an `https://` gateway's certificate, for its requests and its WebSocket alike. A gateway's own
 /// certificate is self-signed, so no CA vouches for it: `--fingerprint` pins it (the `fp` of its pairing URL or of its
 /// mDNS TXT record, which `lanpush discover` prints); `--insecure` skips the check, for a quick look only.
 struct TLSOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "wss: accept only the certificate with this SHA-256 (hex, colons allowed; the fp of a pairing URL or of the "
+        "https/wss: accept only the certificate with this SHA-256 (hex, colons allowed; the fp of a pairing URL or of the "
             + "gateway's mDNS record).", valueName: "sha256"))
     var fingerprint: String?
 
-    @Flag(name: .long, help: "wss: do not verify the gateway's certificate.")
+    @Flag(name: .long, help: "https/wss: do not verify the gateway's certificate.")
     var insecure = false
 
     func validate() throws {

@@ -49,8 +49,6 @@ struct WatchCommand: ParsableCommand {
     @Flag(name: .long, help: "Reconnect (with backoff, resuming as a device) when the connection drops, instead of exiting.")
     var reconnect = false
 
-    @OptionGroup var tls: TLSOptions
-
     func validate() throws {
         if deviceToken != nil && device != nil { throw ValidationError("--device is for observers; --device-token already names the device") }
         if resume != nil && deviceToken == nil { throw ValidationError("--resume needs --device-token") }
@@ -79,7 +77,7 @@ struct WatchCommand: ParsableCommand {
         configuration.reconnects = reconnect
         configuration.reportsFrames = true
         configuration.backoff = Backoff(initial: 1, maximum: 30)
-        configuration.tls = tls.policy
+        configuration.tls = address.tls
 
         let client = LanpushClient(configuration)
         let outcome = WatchOutcome()

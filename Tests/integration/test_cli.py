@@ -506,6 +506,62 @@ def test_watch_and_send_stream_pin_the_gateways_own_certificate(gateway):
         assert r.returncode != 0 and needle in r.stderr, (flags, r.stderr)
 
 
+def test_plain_http_commands_pin_the_gateways_own_certificate(gateway):
+    """send, status, device and pair over https:// to a gateway with its self-signed certificate: --fingerprint pins
+    it (any case, colons allowed), --insecure skips the check; another fingerprint, and neither flag (the CA check),
+    get nothing through: no request reaches the gateway, whose state stays as it was."""
+    gw = gateway(extra="tls: {enabled: true, plain: false}\n")
+    status, made = gw.request("POST", "/v1/pairings", {"device": "kitchen"}, gw.admin_headers())
+    assert status == 201, made
+    fp = re.search(r"[?&]fp=([0-9a-f]{64})", made["url"]).group(1)
+    colons = ":".join(fp[i:i + 2] for i in range(0, 64, 2)).upper()
+    wrong = ("0" if fp[0] != "0" else "1") + fp[1:]
+    https = {"LANPUSH_GATEWAY": f"https://127.0.0.1:{gw.port}", "LANPUSH_TOKEN": gw.admin}
+    refused = (["--fingerprint", wrong], [])
+
+    def send(message, *flags):
+        return lanpush("send", "--target", "phone", "--tag", "oven", "--title", "Oven", "--message", message, "--live",
+                       *flags, env=https)
+
+    def oven():
+        return gw.get("/v1/activities/oven")[1]["activities"][0]["state"]["message"]
+
+    def device_ids():
+        return sorted(d["id"] for d in gw.get("/v1/devices")[1]["devices"])
+
+    r = send("Preheating", "--fingerprint", colons)
+    assert r.returncode == 0, r.stderr
+    assert oven() == "Preheating"
+    for flags in refused:
+        r = send("Never", *flags)
+        assert r.returncode == 1 and "TLS handshake failed" in one_error_line(r), (flags, r.stderr)
+    assert oven() == "Preheating"
+    assert send("Baking", "--insecure").returncode == 0
+    assert oven() == "Baking"
+
+    r = lanpush("status", "--json", "--fingerprint", fp, env=https)
+    assert r.returncode == 0, r.stderr
+    assert [a["tag"] for a in json.loads(r.stdout)["activities"]] == ["oven"]
+    for flags in refused:
+        r = lanpush("status", *flags, env=https)
+        assert r.returncode == 1 and "TLS handshake failed" in one_error_line(r), (flags, r.stderr)
+
+    before = device_ids()
+    for flags in refused:
+        r = lanpush("device", "add", "garage", *flags, env=https)
+        assert r.returncode == 1 and "TLS handshake failed" in one_error_line(r), (flags, r.stderr)
+    assert device_ids() == before
+    r = lanpush("device", "add", "garage", "--fingerprint", fp, env=https)
+    assert r.returncode == 0, r.stderr
+    assert device_ids() == sorted(before + ["garage"])
+
+    r = lanpush("pair", "garage", "--no-qr", "--fingerprint", fp, env=https)
+    assert r.returncode == 0, r.stderr
+    assert f"fp={fp}" in r.stdout.splitlines()[0]
+    r = lanpush("pair", "garage", "--no-qr", "--fingerprint", wrong, env=https)
+    assert r.returncode == 1 and "TLS handshake failed" in one_error_line(r), r.stderr
+
+
 # -------------------------------------------------------------------------------------------------------- status
 
 def test_status_lists_devices_and_activities(gateway):

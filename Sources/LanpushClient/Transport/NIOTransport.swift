@@ -6,8 +6,8 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// The transport on Linux: SwiftNIO for the WebSocket and for pairing's one POST. (Foundation's URLSession on Linux
-/// has no WebSocket with Debian's libcurl, and cannot pin a certificate.)
+/// The transport on Linux: SwiftNIO for the WebSocket and for plain HTTP requests (pairing's POST, the CLI's
+/// requests). Foundation's URLSession on Linux has no WebSocket with Debian's libcurl, and cannot pin a certificate.
 public struct PlatformTransport: LanpushTransport {
     public init() {}
 
@@ -16,45 +16,71 @@ public struct PlatformTransport: LanpushTransport {
     }
 
     public func post(to url: URL, body: JSONValue, tls: TLSPolicy) async throws -> (status: Int, body: JSONValue?) {
-        try await NIOHTTPPost.send(to: url, body: body.serializedBytes(), tls: tls)
+        let (status, bytes) = try await request("POST", to: url, body: body, tls: tls)
+        return (status, bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+    }
+
+    /// One HTTP/1.1 request on its own connection, with the same TLS policy as the stream: over `https://` a
+    /// pinned certificate is checked before any byte of the request is sent. `bearer` becomes the
+    /// `Authorization` header, `body` the JSON body. The answer's body is returned as it came.
+    public func request(
+        _ method: String, to url: URL, bearer: String? = nil, body: JSONValue? = nil, tls: TLSPolicy = .system,
+        timeout seconds: Int64 = 10
+    ) async throws -> (status: Int, body: [UInt8]) {
+        try await NIOHTTPRequest.send(
+            method: HTTPMethod(rawValue: method), to: url, bearer: bearer, body: body?.serializedBytes(), tls: tls,
+            timeout: .seconds(seconds))
     }
 }
 
-/// One HTTP/1.1 POST with a JSON body on its own connection (`Connection: close`), 10 s at most.
-enum NIOHTTPPost {
-    static func send(to url: URL, body: [UInt8], tls: TLSPolicy) async throws -> (status: Int, body: JSONValue?) {
+/// One HTTP/1.1 request on its own connection (`Connection: close`), answered within `timeout`.
+enum NIOHTTPRequest {
+    static func send(
+        method: HTTPMethod, to url: URL, bearer: String?, body: [UInt8]?, tls: TLSPolicy, timeout: TimeAmount
+    ) async throws -> (status: Int, body: [UInt8]) {
         let target = try Endpoint(url: url, secureSchemes: ["https", "wss"])
         let sslContext = try target.secure ? TLSChannel.context(for: tls) : nil
         let group = MultiThreadedEventLoopGroup.singleton
         let promise = group.next().makePromise(of: (Int, [UInt8]).self)
-        let channel = try await ClientBootstrap(group: group)
-            .connectTimeout(.seconds(5))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let sslContext { try TLSChannel.addHandler(to: channel, context: sslContext, host: target.host, tls: tls) }
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise))
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: group)
+                .connectTimeout(.seconds(5))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        if let sslContext { try TLSChannel.addHandler(to: channel, context: sslContext, host: target.host, tls: tls) }
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(ResponseCollector(promise: promise))
+                    }
                 }
-            }
-            .connect(host: target.host, port: target.port).get()
+                .connect(host: target.host, port: target.port).get()
+        } catch {
+            promise.fail(error)  // a promise must not be dropped unfulfilled
+            throw TransportError(TLSChannel.describe(error))
+        }
         var headers = HTTPHeaders()
         headers.add(name: "Host", value: target.hostHeader)
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "Content-Length", value: String(body.count))
+        if let bearer { headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+        if let body {
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: String(body.count))
+        } else if method == .POST || method == .PUT || method == .PATCH {
+            headers.add(name: "Content-Length", value: "0")
+        }
         headers.add(name: "Connection", value: "close")
-        let head = HTTPRequestHead(version: .http1_1, method: .POST, uri: target.path, headers: headers)
+        let head = HTTPRequestHead(version: .http1_1, method: method, uri: target.path, headers: headers)
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
-        channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil)
+        if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        let timeout = channel.eventLoop.scheduleTask(in: .seconds(10)) {
-            promise.fail(TransportError("no answer from \(url.absoluteString) within 10 s"))
+        let timer = channel.eventLoop.scheduleTask(in: timeout) {
+            promise.fail(TransportError("no answer from \(url.absoluteString) within \(timeout.nanoseconds / 1_000_000_000) s"))
             channel.close(promise: nil)
         }
-        defer { timeout.cancel() }
+        defer { timer.cancel() }
         do {
-            let (status, bytes) = try await promise.futureResult.get()
+            let answer = try await promise.futureResult.get()
             channel.close(promise: nil)
-            return (status, bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
+            return answer
         } catch {
             channel.close(promise: nil)
             throw TransportError(TLSChannel.describe(error))

@@ -169,8 +169,11 @@ struct Endpoint: Sendable {
         self.host = host
         secure = secureSchemes.contains(scheme)
         port = url.port ?? (secure ? 443 : 80)
-        var path = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { path += "?" + query }
+        // As written: `url.path` would decode an escaped `/` or `?` inside a segment (a tag, a device id).
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        var path = components?.percentEncodedPath ?? url.path
+        if path.isEmpty { path = "/" }
+        if let query = components?.percentEncodedQuery ?? url.query { path += "?" + query }
         self.path = path
     }
 

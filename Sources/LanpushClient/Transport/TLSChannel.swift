@@ -1,6 +1,7 @@
 #if !canImport(Darwin)
 import Foundation
 import NIOCore
+import NIOPosix
 import NIOSSL
 
 /// TLS for the NIO transport: the system's trust store, or a pinned certificate checked in NIOSSL's verification
@@ -49,6 +50,13 @@ enum TLSChannel {
             }
         }
         if let ssl = error as? BoringSSLError { return "TLS handshake failed: \(ssl)" }
+        // NIO's connect error prints every field of every attempt; the first attempt's reason is the news
+        // (an IOError reads "connect(...): Connection refused (errno: 111)").
+        if let connect = error as? NIOConnectionError {
+            if let first = connect.connectionErrors.first { return describe(first.error) }
+            return "cannot resolve \(connect.host)"
+        }
+        if case ChannelError.connectTimeout = error { return "no connection within the timeout" }
         return "\(error)"
     }
 }
