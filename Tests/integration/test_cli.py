@@ -468,16 +468,23 @@ def test_watch_failures_are_one_line_and_nonzero(gateway, watches):
     assert any(l.startswith("lanpush: cannot connect to ws://127.0.0.1:") for l in w.err), w.err
 
 
-def test_watch_and_send_stream_pin_the_gateways_own_certificate(gateway):
-    """wss:// to a gateway with its self-signed certificate: --fingerprint pins it (any case, colons allowed), another
-    fingerprint gets nothing through, and with neither --fingerprint nor --insecure the CA check refuses it."""
+def tls_gateway(gateway):
+    """A gateway serving https/wss only (but to this host) with its self-signed certificate: the gateway, the
+    certificate's SHA-256 as the pairing URL carries it, the same with colons in upper case, a fingerprint that
+    differs in one digit, and the CLI's environment for it."""
     gw = gateway(extra="tls: {enabled: true, plain: false}\n")
     status, made = gw.request("POST", "/v1/pairings", {"device": "kitchen"}, gw.admin_headers())
     assert status == 201, made
     fp = re.search(r"[?&]fp=([0-9a-f]{64})", made["url"]).group(1)
     colons = ":".join(fp[i:i + 2] for i in range(0, 64, 2)).upper()
     wrong = ("0" if fp[0] != "0" else "1") + fp[1:]
-    wss = {"LANPUSH_GATEWAY": f"https://127.0.0.1:{gw.port}", "LANPUSH_TOKEN": gw.admin}
+    return gw, fp, colons, wrong, {"LANPUSH_GATEWAY": f"https://127.0.0.1:{gw.port}", "LANPUSH_TOKEN": gw.admin}
+
+
+def test_watch_and_send_stream_pin_the_gateways_own_certificate(gateway):
+    """wss:// to a gateway with its self-signed certificate: --fingerprint pins it (any case, colons allowed), another
+    fingerprint gets nothing through, and with neither --fingerprint nor --insecure the CA check refuses it."""
+    gw, fp, colons, wrong, wss = tls_gateway(gateway)
 
     def body(message):
         return json.dumps({"targets": ["phone"], "title": "Oven", "message": message,
@@ -510,13 +517,7 @@ def test_plain_http_commands_pin_the_gateways_own_certificate(gateway):
     """send, status, device and pair over https:// to a gateway with its self-signed certificate: --fingerprint pins
     it (any case, colons allowed), --insecure skips the check; another fingerprint, and neither flag (the CA check),
     get nothing through: no request reaches the gateway, whose state stays as it was."""
-    gw = gateway(extra="tls: {enabled: true, plain: false}\n")
-    status, made = gw.request("POST", "/v1/pairings", {"device": "kitchen"}, gw.admin_headers())
-    assert status == 201, made
-    fp = re.search(r"[?&]fp=([0-9a-f]{64})", made["url"]).group(1)
-    colons = ":".join(fp[i:i + 2] for i in range(0, 64, 2)).upper()
-    wrong = ("0" if fp[0] != "0" else "1") + fp[1:]
-    https = {"LANPUSH_GATEWAY": f"https://127.0.0.1:{gw.port}", "LANPUSH_TOKEN": gw.admin}
+    gw, fp, colons, wrong, https = tls_gateway(gateway)
     refused = (["--fingerprint", wrong], [])
 
     def send(message, *flags):
