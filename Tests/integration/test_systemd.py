@@ -13,7 +13,8 @@ There is no systemd running here (it is not PID 1), so the unit is checked the w
 - Besides the debug build, `scripts/install` also builds as it does for the README's `sudo ./scripts/install`
   (release, Swift runtime linked in, ~3 minutes from scratch; staged with --destdir), and that binary goes
   through verify, notify and the sandbox too: optimized builds have failed where debug ones passed.
-  LANPUSH_SKIP_RELEASE_BUILD=1 leaves it out.
+  LANPUSH_SKIP_RELEASE_BUILD=1 leaves it out; `./scripts/test` sets it (the build takes tens of minutes on a slow
+  machine) and `scripts/test-long release-install` runs these tests.
 
     .venv-test/bin/python -m pytest -v Tests/integration/test_systemd.py
 """
