@@ -172,10 +172,18 @@ def mdi_path(slug):
 
 
 def assert_real_icon(browser, selector, slug, field="icon"):
-    """The card draws the real MDI icon: an SVG with the icon's own path, not the initials fallback."""
+    """The card draws the real MDI icon: an SVG with the icon's own path, not the initials fallback.
+
+    The page fetches the icon set after it connects, and a card drawn before the set arrived shows initials until
+    the next render: give that render time to happen, then check what is on the page."""
+    try:
+        browser.wait(f"document.querySelector('{selector} [data-field={field}]')?.dataset.iconGlyph === 'svg'",
+                     timeout=20, what=f"{slug} drawn as an SVG")
+    except AssertionError:
+        pass  # the assertions below say what is drawn instead
     icon = browser.js(f"""(el => el && {{glyph: el.dataset.iconGlyph, mdi: el.dataset.mdi, initials: !!el.querySelector('.fb, span > span'),
         path: (el.querySelector('svg path') || {{}}).getAttribute?.call(el.querySelector('svg path'), 'd'),
-        box: (r => [r.width, r.height])(el.querySelector('svg').getBoundingClientRect())}})
+        box: el.querySelector('svg') && (r => [r.width, r.height])(el.querySelector('svg').getBoundingClientRect())}})
         (document.querySelector('{selector} [data-field={field}]'))""")
     assert icon and icon["glyph"] == "svg" and icon["mdi"] == slug and not icon["initials"], icon
     assert icon["path"] == mdi_path(slug)
