@@ -45,10 +45,11 @@ def wss_context() -> ssl.SSLContext:
     Python's `ssl` sockets are not safe for a read and a write at once. Under TLS 1.3 the server's session tickets
     arrive just after the handshake, so the reading thread is inside OpenSSL exactly when the request is written,
     and now and then the request never leaves the client: the gateway, having had nothing, answers 408 after its
-    header timeout (reproduced here in about 3 % of connections; none in TLS 1.2, where the tickets come inside
-    the handshake; python-websockets issue 1648 and python-engineio issue 461 are the same race). The gateway's
-    TLS 1.3 is covered by every other client here: http.client, the Node, Swift and Python client libraries and
-    the CLI, none of which reads and writes one TLS session from two threads."""
+    header timeout (reproduced here in about 3 % of connections; none in 150 under TLS 1.2, where the tickets come
+    inside the handshake; the same kind of loss with a reader thread: github.com/python/cpython/issues/137583,
+    github.com/miguelgrinberg/python-socketio/issues/1568). The gateway's TLS 1.3 is covered by every other client
+    here: http.client, the Node, Swift and Python client libraries and the CLI, none of which reads and writes one
+    TLS session from two threads."""
     ctx = unverified_context()
     ctx.maximum_version = ssl.TLSVersion.TLSv1_2
     return ctx
