@@ -717,7 +717,8 @@ def test_daemon_runs_inside_the_units_sandbox(sandbox):
             assert start["tag"] == "washer" and start["state"]["progress"] == 5, start
         tls = ssl.create_default_context()
         tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
-        tls.maximum_version = ssl.TLSVersion.TLSv1_2  # the sync client's reader thread races TLS 1.3 (test_tls.wss_context)
+        # The sync client's reader thread races TLS 1.3's session tickets (test_tls.wss_context).
+        tls.maximum_version = ssl.TLSVersion.TLSv1_2
         with wsclient.connect(f"wss://127.0.0.1:{port}/v1/stream", subprotocols=["lanpush.v1"], ssl=tls,
                               open_timeout=10) as ws:
             served = hashlib.sha256(ws.socket.getpeercert(binary_form=True)).hexdigest()
