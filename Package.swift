@@ -169,7 +169,8 @@ let package = Package(
         ),
         .testTarget(
             name: "LanpushStoreTests",
-            dependencies: ["LanpushStore", "LanpushCore"]
+            // GRDB itself: the tests open a second connection to the store's file, as another process would.
+            dependencies: ["LanpushStore", "LanpushCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "LanpushAvahiTests", dependencies: ["LanpushAvahi"]),
         .testTarget(name: "LanpushLWSTests", dependencies: ["LanpushLWS"]),

@@ -25,6 +25,8 @@ public final class StateStore: @unchecked Sendable {
     /// SQLite folds the WAL into the main file itself, inside a commit, every 1,000 pages (its default). Off when
     /// commits run on the event loop (`DirectCommitter`): a checkpoint fsyncs, so it runs on a thread of its own.
     public let checkpointsInCommits: Bool
+    /// The commit's statements on the writer connection (`write`); touched only inside the pool's writer accesses.
+    private var writes: WriteStatements?
 
     public init(directory: String, synchronous: String = "normal", checkpointsInCommits: Bool = true) throws {
         path = (directory as NSString).appendingPathComponent(Self.fileName)
@@ -53,6 +55,12 @@ public final class StateStore: @unchecked Sendable {
         } catch {
             throw StoreError(path: path, reason: "\(error)")
         }
+    }
+
+    deinit {
+        // GRDB closes the writer connection with `sqlite3_close`, which fails while statements are still open on it.
+        guard writes != nil else { return }
+        pool.writeWithoutTransaction { _ in writes?.finalize() }
     }
 
     /// Moves the database (and its WAL files) aside as `<name>.corrupt-<time>`; returns the new path.
@@ -149,6 +157,25 @@ public final class StateStore: @unchecked Sendable {
             try db.alter(table: "device") { t in t.add(column: "supports_live_activities", .boolean) }
             try db.alter(table: "ha_registration") { t in t.add(column: "app_data", .text) }
         }
+        // v5: the notification queue as a table without rowids, its rows kept in the primary key's own b-tree. A
+        // queued notification was a row and an entry of the key's separate index — two pages, two WAL frames at
+        // every insert and every prune, and the queue is written at every notification. (A row past ~1,000 bytes
+        // also takes an overflow page: two pages, as before.)
+        m.registerMigration("v5") { db in
+            try db.create(table: "notification_v5", options: [.withoutRowID]) { t in
+                t.column("device_id", .text).notNull()
+                t.column("seq", .integer).notNull()
+                t.column("body", .text).notNull()
+                t.column("accepted_at", .double).notNull()
+                t.primaryKey(["device_id", "seq"])
+            }
+            try db.execute(sql: """
+                INSERT INTO notification_v5 (device_id, seq, body, accepted_at)
+                  SELECT device_id, seq, body, accepted_at FROM notification
+                """)
+            try db.drop(table: "notification")
+            try db.rename(table: "notification_v5", to: "notification")
+        }
         return m
     }
 
@@ -223,16 +250,15 @@ public final class StateStore: @unchecked Sendable {
         for (i, op) in ops.enumerated() {
             if let key = op.key { lastIndex[key] = i }
         }
-        // The transaction's own statements are cached like the rest: GRDB's `write` parses `BEGIN` and `COMMIT`
-        // through its SQL-literal machinery at every call, which showed in the profile of one-notification commits.
         try pool.writeWithoutTransaction { db in
-            try db.cachedStatement(sql: "BEGIN IMMEDIATE TRANSACTION").execute()
+            let statements = try writeStatements(db)
+            try statements.run(.begin)
             do {
                 for (i, op) in ops.enumerated() {
                     if let key = op.key, lastIndex[key] != i { continue }
-                    try apply(op, db)
+                    try apply(op, statements)
                 }
-                try db.cachedStatement(sql: "COMMIT TRANSACTION").execute()
+                try statements.run(.commit)
             } catch {
                 // GRDB stops the process if a connection is handed back inside a transaction.
                 try? db.rollback()
@@ -241,90 +267,121 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
-    /// Statements are prepared once per connection (GRDB caches them): a group writes the same few shapes
-    /// over and over, and compiling the SQL each time was a visible share of the writer thread.
-    ///
-    /// The rows rewritten at every update (a device's seq, an activity's state) are upserts that update in place:
-    /// `INSERT OR REPLACE` deletes the row and inserts it again under a new rowid, which rewrites the primary key's
-    /// index page as well as the table's, one more WAL frame per row per commit.
-    private func apply(_ op: StoreOp, _ db: Database) throws {
+    /// The writer connection's statements (inside a writer access only).
+    private func writeStatements(_ db: Database) throws -> WriteStatements {
+        guard let connection = db.sqliteConnection else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the store's connection is closed")
+        }
+        if let statements = writes, statements.connection == connection { return statements }
+        writes?.finalize()
+        let statements = WriteStatements(connection: connection)
+        writes = statements
+        return statements
+    }
+
+    private func apply(_ op: StoreOp, _ statements: WriteStatements) throws {
         switch op {
         case .device(let d):
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO device (id, epoch, seq, push_token, push_url, registration_info,
-                      live_activity_tokens, push_to_start_token, last_seen, supports_live_activities)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (id) DO UPDATE SET epoch = excluded.epoch, seq = excluded.seq,
-                      push_token = excluded.push_token, push_url = excluded.push_url,
-                      registration_info = excluded.registration_info, live_activity_tokens = excluded.live_activity_tokens,
-                      push_to_start_token = excluded.push_to_start_token, last_seen = excluded.last_seen,
-                      supports_live_activities = excluded.supports_live_activities
-                    """).execute(
-                arguments: [
-                    d.id, d.epoch, Int64(d.seq), d.pushToken, d.pushURL, JSONValue.object(d.registrationInfo).serialized(),
-                    JSONValue.object(d.liveActivityTokens).serialized(), d.pushToStartToken, d.lastSeen, d.supportsLiveActivities,
-                ])
+            try statements.run(.device) {
+                $0.add(d.id)
+                $0.add(d.epoch)
+                $0.add(d.seq)
+                $0.add(d.pushToken)
+                $0.add(d.pushURL)
+                $0.add(JSONValue.object(d.registrationInfo).serialized())
+                $0.add(JSONValue.object(d.liveActivityTokens).serialized())
+                $0.add(d.pushToStartToken)
+                $0.add(d.lastSeen)
+                $0.add(d.supportsLiveActivities)
+            }
         case .upsertActivity(let deviceId, let a):
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO activity (device_id, tag, generation, attributes, state, phase, stale_date,
-                      relevance_score, ended_at, dismissal_date, updated_at, last_seq)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (device_id, tag) DO UPDATE SET generation = excluded.generation,
-                      attributes = excluded.attributes, state = excluded.state, phase = excluded.phase,
-                      stale_date = excluded.stale_date, relevance_score = excluded.relevance_score,
-                      ended_at = excluded.ended_at, dismissal_date = excluded.dismissal_date,
-                      updated_at = excluded.updated_at, last_seq = excluded.last_seq
-                    """).execute(
-                arguments: [
-                    deviceId, a.tag, Int64(a.generation), a.attributes.json.serialized(), JSONValue.object(a.state).serialized(),
-                    a.phase.rawValue, a.staleDate, a.relevanceScore, a.endedAt, a.dismissalDate, a.updatedAt, Int64(a.lastSeq),
-                ])
+            try statements.run(.activity) {
+                $0.add(deviceId)
+                $0.add(a.tag)
+                $0.add(a.generation)
+                $0.add(a.attributes.json.serialized())
+                $0.add(JSONValue.object(a.state).serialized())
+                $0.add(a.phase.rawValue)
+                $0.add(a.staleDate)
+                $0.add(a.relevanceScore)
+                $0.add(a.endedAt)
+                $0.add(a.dismissalDate)
+                $0.add(a.updatedAt)
+                $0.add(a.lastSeq)
+            }
         case .deleteActivity(let deviceId, let tag):
-            try db.cachedStatement(sql: "DELETE FROM activity WHERE device_id = ? AND tag = ?").execute(arguments: [deviceId, tag])
+            try statements.run(.deleteActivity) {
+                $0.add(deviceId)
+                $0.add(tag)
+            }
         case .insertNotification(let deviceId, let n):
-            try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO notification (device_id, seq, body, accepted_at) VALUES (?, ?, ?, ?)").execute(
-                arguments: [deviceId, Int64(n.seq), StoreCodec.notificationBody(n.body).serialized(), n.acceptedAt])
+            try statements.run(.notification) {
+                $0.add(deviceId)
+                $0.add(n.seq)
+                $0.add(StoreCodec.notificationBody(n.body).serialized())
+                $0.add(n.acceptedAt)
+            }
         case .deleteNotifications(let deviceId, let through):
-            try db.cachedStatement(sql: "DELETE FROM notification WHERE device_id = ? AND seq <= ?").execute(arguments: [deviceId, Int64(through)])
+            try statements.run(.deleteNotificationsThrough) {
+                $0.add(deviceId)
+                $0.add(through)
+            }
         case .deleteNotification(let deviceId, let seq):
-            try db.cachedStatement(sql: "DELETE FROM notification WHERE device_id = ? AND seq = ?").execute(arguments: [deviceId, Int64(seq)])
+            try statements.run(.deleteNotification) {
+                $0.add(deviceId)
+                $0.add(seq)
+            }
         case .upsertOutbox(let o):
-            try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO outbox (device_id, slot, kind, url, body, seq) VALUES (?, ?, ?, ?, ?, ?)").execute(
-                arguments: [o.deviceId, o.slot, o.kind, o.url, o.body.serialized(), Int64(o.seq)])
+            try statements.run(.outbox) {
+                $0.add(o.deviceId)
+                $0.add(o.slot)
+                $0.add(o.kind)
+                $0.add(o.url)
+                $0.add(o.body.serialized())
+                $0.add(o.seq)
+            }
         case .deleteOutbox(let deviceId, let slot):
-            try db.cachedStatement(sql: "DELETE FROM outbox WHERE device_id = ? AND slot = ?").execute(arguments: [deviceId, slot])
+            try statements.run(.deleteOutbox) {
+                $0.add(deviceId)
+                $0.add(slot)
+            }
         case .meta(let key, let value):
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(arguments: [key, value])
+            try statements.run(.meta) {
+                $0.add(key)
+                $0.add(value)
+            }
         case .replaceOutbox(let rows):
-            try db.cachedStatement(sql: "DELETE FROM outbox").execute()
-            for o in rows { try apply(.upsertOutbox(o), db) }
+            try statements.run(.clearOutbox)
+            for o in rows { try apply(.upsertOutbox(o), statements) }
         case .haRegistration(let r):
-            try db.cachedStatement(
-                sql: """
-                    INSERT OR REPLACE INTO ha_registration (device_id, ha_device_id, webhook_id, device_name, push_token,
-                      push_url, ha_url, registered_at, updated_at, app_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """).execute(
-                arguments: [
-                    r.deviceId, r.haDeviceId, r.webhookId, r.deviceName, r.pushToken, r.pushURL, r.haURL, r.registeredAt,
-                    r.updatedAt, r.appData.map { JSONValue.object($0).serialized() },
-                ])
+            try statements.run(.haRegistration) {
+                $0.add(r.deviceId)
+                $0.add(r.haDeviceId)
+                $0.add(r.webhookId)
+                $0.add(r.deviceName)
+                $0.add(r.pushToken)
+                $0.add(r.pushURL)
+                $0.add(r.haURL)
+                $0.add(r.registeredAt)
+                $0.add(r.updatedAt)
+                $0.add(r.appData.map { JSONValue.object($0).serialized() })
+            }
         case .deleteHARegistration(let deviceId):
-            try db.cachedStatement(sql: "DELETE FROM ha_registration WHERE device_id = ?").execute(arguments: [deviceId])
+            try statements.run(.deleteHARegistration) { $0.add(deviceId) }
         case .managedDevice(let d):
-            try db.cachedStatement(
-                sql: "INSERT OR REPLACE INTO managed_device (id, name, token_hash, notifications, created_at) VALUES (?, ?, ?, ?, ?)"
-            ).execute(arguments: [d.id, d.name, d.tokenHash, d.notifications, d.createdAt])
+            try statements.run(.managedDevice) {
+                $0.add(d.id)
+                $0.add(d.name)
+                $0.add(d.tokenHash)
+                $0.add(d.notifications)
+                $0.add(d.createdAt)
+            }
         case .removeDevice(let id):
             // Everything of a removed device goes (its activities, queue, relay outbox) except its HA registration:
             // that row is how a later start knows to remove the device from HA when HA was away at the removal. It
             // goes once HA has removed the device (`deleteHARegistration`).
-            for table in ["managed_device WHERE id", "device WHERE id", "activity WHERE device_id", "notification WHERE device_id",
-                          "outbox WHERE device_id"] {
-                try db.cachedStatement(sql: "DELETE FROM \(table) = ?").execute(arguments: [id])
+            for kind in [WriteStatements.Kind.removeManagedDevice, .removeDeviceRow, .removeActivities, .removeNotifications, .removeOutbox] {
+                try statements.run(kind) { $0.add(id) }
             }
         }
     }

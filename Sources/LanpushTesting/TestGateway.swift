@@ -33,6 +33,9 @@ public final class TestGateway {
     private var heldCommits: [((Bool) -> Void, Bool)] = []
     /// With the store on: the next commits fail (the store refuses the write).
     public var failCommits = false
+    /// Sessions that asked to write are written only once it is cleared (at the next `turn()`), as when lws calls
+    /// them back on the loop's next poll, after the timers due by then (`advance` meanwhile ticks without writing).
+    public var holdWrites = false
 
     public static let relayOK: JSONValue = [
         "messageId": "m", "target": "t",
@@ -163,6 +166,7 @@ public final class TestGateway {
     /// Ends the turn: commit, then flush every session that asked to write (as lws does after each turn).
     public func turn() {
         core.endTurn()
+        guard !holdWrites else { return }
         var again = true
         while again {
             again = false

@@ -94,6 +94,33 @@ import Testing
         #expect(s.frames("start").first?["state"] == ["message": "Again"])
     }
 
+    /// libuv runs the timers that are due before it polls: the tick can fall between a clear_notification and the
+    /// writes of the sessions it went to. They are still sent its end, marked dismissed, not a bare dismissal.
+    @Test func aClearedActivityStaysUntilEverySessionWasSentItsEnd() throws {
+        let gw = try TestGateway(store: true)
+        let s = gw.connect("phone")
+        let watcher = gw.observe("phone")
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Cycle complete"))
+        s.ack()
+        gw.holdWrites = true
+        gw.push(Payload.push(["phone"], message: "clear_notification", data: ["tag": "washer"]))
+        gw.advance(by: 0.5)
+        #expect(gw.core.directory["phone"]?.ledger.activities["washer"]?.phase == .dismissed)
+        gw.holdWrites = false
+        gw.turn()
+        for session in [s, watcher] {
+            let end = try #require(session.frames("end").last)
+            #expect(end["tag"] == "washer" && end["phase"] == "dismissed")
+            #expect(session.frames("lifecycle").isEmpty)
+        }
+        s.read()
+        #expect(s.dismissed["washer"]?["state"] == ["message": "Cycle complete"] && s.activities["washer"] == nil)
+        // Sent to all: it goes at the next tick, from the ledger and the store.
+        gw.advance(by: 0.25)
+        #expect(gw.core.directory["phone"]?.ledger.activities.isEmpty == true)
+        #expect(try gw.storedState().activities["phone"] ?? [] == [])
+    }
+
     @Test func confirmIdsAreForgottenAfterTheirWindow() throws {
         let gw = try TestGateway()
         gw.push(Payload.liveUpdate(["tablet"], tag: "a", message: "x"))

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import LanpushCore
 import Testing
 
@@ -38,6 +39,11 @@ import Testing
             return
         }
         #expect(door.message == "Front door opened")
+        // v5: the queue was copied into a table without rowids (one b-tree page per queued row, not two).
+        let schema = try store.pool.read { db in
+            try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'notification'")
+        }
+        #expect(schema?.contains("WITHOUT ROWID") == true)
         // v2's table exists and starts empty: a registration can be written and read back.
         #expect(state.haRegistrations.isEmpty)
         let row = HARegistrationRow(

@@ -385,8 +385,9 @@ def test_watch_as_observer_of_every_device_with_the_viewer_token(gateway, watche
 
 def test_watch_as_device_acks_and_resumes(gateway, watches):
     gw = gateway()
+    # `--device-token=T`, not `--device-token T`: a generated token that starts with '-' would read as an option.
     # Six events: the washer's start, two updates and end, the clear its clear_notification makes, the notification.
-    w = watches(gw, "--device-token", gw.tokens["phone"], "--count", "6", "--timeout", "20").synced()
+    w = watches(gw, f"--device-token={gw.tokens['phone']}", "--count", "6", "--timeout", "20").synced()
     assert any("as device phone" in l for l in w.err)
     for flags in WASHER:
         r = lanpush("send", "--target", "phone", *flags, gw=gw)
@@ -406,11 +407,11 @@ def test_watch_as_device_acks_and_resumes(gateway, watches):
     _, body = gw.get("/v1/devices")
     phone = {d["id"]: d for d in body["devices"]}["phone"]
     assert phone["queued_notifications"] == 0 and phone["seq"] == 6
-    w2 = watches(gw, "--device-token", gw.tokens["phone"], "--resume", point, "--timeout", "2").synced()
+    w2 = watches(gw, f"--device-token={gw.tokens['phone']}", "--resume", point, "--timeout", "2").synced()
     assert w2.finish() == 0
     assert event_lines(w2.out) == [] or all(k == "replay" for _, k, _ in event_lines(w2.out)), w2.out
     lanpush("send", "--target", "phone", "--tag", "washer_cycle", "--message", "Again", "--title", "Washer 2", gw=gw)
-    w3 = watches(gw, "--device-token", gw.tokens["phone"], "--resume", point, "--count", "1", "--timeout", "10")
+    w3 = watches(gw, f"--device-token={gw.tokens['phone']}", "--resume", point, "--count", "1", "--timeout", "10")
     assert w3.finish() == 0, w3.err
     [(_, kind, rest)] = [e for e in event_lines(w3.out) if e[1] != "replay"]
     assert kind == "start" and rest.startswith("washer_cycle #7") and 'title="Washer 2"' in rest

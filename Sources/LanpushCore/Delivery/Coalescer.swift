@@ -130,6 +130,12 @@ public struct Coalescer: Sendable {
     /// Number of tags with something to send.
     public var dirtySlots: Int { pending.count }
 
+    /// Whether the client holds `tag` live and a change of it is still to be sent. When that change ended and
+    /// dismissed it at once, its frame is an end with the final state, which only the ledger's activity can give.
+    public func owesEnd(of tag: String) -> Bool {
+        pending.index(forKey: tag) != nil && views[tag]?.phase.isLive == true
+    }
+
     /// Notifications queued in the ledger that this session has not been sent.
     public func pendingNotifications(in ledger: DeviceLedger) -> Int {
         ledger.notifications.reduce(0) { $0 + ($1.seq > notificationCursor ? 1 : 0) }

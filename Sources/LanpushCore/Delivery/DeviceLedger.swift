@@ -146,11 +146,13 @@ public struct DeviceLedger: Sendable {
         activities.values.compactMap(Lifecycle.nextDeadline(of:)).min()
     }
 
-    /// Forgets dismissed activities (housekeeping). A session that still shows one learns of the dismissal
-    /// anyway: the coalescer treats a missing activity as dismissed. Returns the tags removed.
+    /// Forgets dismissed activities (housekeeping), except those `keeping` names. A session that still shows one
+    /// learns of the dismissal anyway (the coalescer treats a missing activity as dismissed), but only as a bare
+    /// dismissal: an activity ended and dismissed at once is kept while a session still owes its end (`keeping`),
+    /// which carries the final state. Returns the tags removed.
     @discardableResult
-    public mutating func pruneDismissed() -> [String] {
-        let gone = activities.filter { $0.value.phase == .dismissed }.map(\.key)
+    public mutating func pruneDismissed(keeping: (String) -> Bool = { _ in false }) -> [String] {
+        let gone = activities.filter { $0.value.phase == .dismissed && !keeping($0.key) }.map(\.key)
         for tag in gone { activities.removeValue(forKey: tag) }
         return gone.sorted()
     }

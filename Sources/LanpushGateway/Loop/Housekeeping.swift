@@ -38,11 +38,13 @@ struct Housekeeping {
             journal.record(changes, of: device)
             sessions.fanOut(changes, device: device)
             relay.ended(changes, of: device, relayIfGone: false)
-            // Dismissed activities leave the ledger and the store (sessions that still show one were just sent the
-            // dismissal; a missing activity reads as dismissed to every coalescer) — but not while the device's LAN
-            // sessions have yet to acknowledge an end: if they go away first, the drain still owes it to the relay.
+            // Dismissed activities leave the ledger and the store (a missing activity reads as dismissed to every
+            // coalescer) — but not while the device's LAN sessions have yet to acknowledge an end: if they go away
+            // first, the drain still owes it to the relay. Nor while a session has yet to be sent one: libuv runs
+            // the timers that are due before it polls, so this tick can fall between a clear_notification and the
+            // sessions' writes, and the activity must still be there for its end (with the final state) to go out.
             guard !device.ledger.activities.values.contains(where: { relay.owesEnd(of: $0, on: device) }) else { continue }
-            let removed = device.ledger.pruneDismissed()
+            let removed = device.ledger.pruneDismissed { sessions.oweEnd(of: $0, on: device) }
             journal.recordRemovedActivities(of: device, tags: removed)
             for tag in removed {
                 device.relayBodies.removeValue(forKey: tag)

@@ -66,6 +66,13 @@ final class SessionRegistry {
         events.changed(device)
     }
 
+    /// Whether a session of `device`, or an observer following it, still owes its client the end of `tag`
+    /// (`Coalescer.owesEnd`).
+    func oweEnd(of tag: String, on device: DeviceRecord) -> Bool {
+        device.sessions.contains { sessions[$0]?.coalescers[device.id]?.owesEnd(of: tag) == true }
+            || observerIDs.contains { sessions[$0]?.coalescers[device.id]?.owesEnd(of: tag) == true }
+    }
+
     /// Tells observers a device's sessions, path or registration changed: `{"type":"device","device_id",...}`.
     func announce(_ status: JSONValue, of device: String) {
         let observers = observers(of: device)
