@@ -106,6 +106,9 @@ def test_an_ha_with_the_live_activity_webhooks_hears_what_the_clients_report(ha_
         app_data = ha.wait_for(lambda: [a for a in app_data_of_updates(ha) if "start_live_activity_token" in a],
                                what="the push-to-start token in update_registration")[-1]
         assert app_data["start_live_activity_token"] == "pts-1" and app_data["supports_live_activities"] is True
+        # lanpush stores what HA holds once HA's answer is back, not when HA has the request: stopped in between, it
+        # sends the update again after the restart (as it should). The restart below is about what was stored.
+        wait_until(lambda: ha_status(gw)["registration"] == "registered", "lanpush to take HA's answer to the update")
 
         status, body = gw.request("POST", "/v1/push", {"targets": ["phone"], "title": "Washer", "message": "Rinsing",
                                                        "data": {"tag": "washer_cycle", "live_update": True}},
