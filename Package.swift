@@ -69,8 +69,8 @@ let package = Package(
             ]
         ),
 
-        // The one HTTP client (relay path, HA's REST API, the CLI): JSON over URLSession with a hard timeout.
-        .target(name: "LanpushHTTPClient", dependencies: ["LanpushCore"]),
+        // The gateway's HTTP client (relay path, HA's REST API): JSON over lws's own client with a hard timeout.
+        .target(name: "LanpushHTTPClient", dependencies: ["LanpushCore", "LanpushLWS"]),
         // Signals, rlimits and systemd's notify socket for the two executables: Glibc stays here.
         .target(name: "LanpushPlatform"),
 

@@ -1,15 +1,14 @@
 import Foundation
 import LanpushCore
+import LanpushLWS
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-/// The one HTTP client of lanpush (the relay path, HA's REST API, the CLI): JSON in and out over URLSession, a
-/// hard timeout for the whole exchange, no cookies, no cache, TLS verified against the system's trust store.
+/// The one HTTP client of the gateway (the relay path, HA's REST API): JSON in and out over libwebsockets' own
+/// client (``HTTPClientLoop``), a hard timeout for the whole exchange, no cookies, no cache, no redirects followed,
+/// TLS verified against the system's trust store (or `SSL_CERT_FILE`).
 ///
-/// `send` returns at once; its completion runs exactly once, on a URLSession / Dispatch thread — a caller on an
-/// event loop hops back to it before touching anything. `sendAndWait` blocks (for the CLI, which runs no loop).
+/// `send` returns at once; its completion runs exactly once, on the HTTP client's thread or a Dispatch thread — a
+/// caller on an event loop hops back to it before touching anything. `sendAndWait` blocks (for tools that run no
+/// loop).
 public final class JSONHTTPClient: Sendable {
     /// What came back (or why nothing did).
     public struct Response: Sendable {
@@ -58,22 +57,24 @@ public final class JSONHTTPClient: Sendable {
     public let timeout: Double
     public let userAgent: String
     private let bearer: String?
-    private let session: LazySession
+    private let transport: HTTPClientLoop
+    private let inFlight = InFlight()
 
     /// `bearer`: sent as `Authorization: Bearer <token>` on every request.
     public init(timeout: Double = 10, userAgent: String = JSONHTTPClient.defaultUserAgent, bearer: String? = nil) {
         self.timeout = timeout
         self.userAgent = userAgent
         self.bearer = bearer
-        // swift-corelibs-foundation hands libcurl whole seconds (0.5 s becomes "time out at once"): URLSession's own
-        // limits are a backstop a second past the watchdog in `send`, which enforces `timeout` exactly.
-        session = LazySession(backstop: (max(timeout, 0) + 1).rounded(.up))
+        transport = .shared
     }
 
-    /// Cancels every request in flight (their completions report a network error) and frees the session; a request
-    /// sent afterwards fails at once.
+    /// Cancels every request in flight (their completions report a network error); a request sent afterwards
+    /// fails at once.
     public func shutdown() {
-        session.shutdown()
+        for (ticket, once) in inFlight.shut() {
+            transport.cancel(ticket)
+            once.fire(Response(failure: .network("the HTTP client was shut down")))
+        }
     }
 
     /// `method` `url` (`http://` or `https://`), `body` as JSON when given. Never blocks.
@@ -84,46 +85,38 @@ public final class JSONHTTPClient: Sendable {
         let once = OnceCompletion(completion)
         @Sendable func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9 }
 
-        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(),
-            scheme == "https" || scheme == "http", target.host != nil
-        else {
-            DispatchQueue.global().async { once.fire(Response(failure: .invalidURL(url))) }
-            return
-        }
-        var request = URLRequest(
-            url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: (max(timeout, 0) + 1).rounded(.up))
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
-        if let bearer, !bearer.isEmpty { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
-        if let body {
-            request.httpBody = Data(body.serializedBytes())
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        guard let session = session.get() else {
+        var headers: [(String, String)] = [("accept", "application/json"), ("user-agent", userAgent)]
+        if let bearer, !bearer.isEmpty { headers.append(("authorization", "Bearer \(bearer)")) }
+        if body != nil { headers.append(("content-type", "application/json")) }
+        let request = HTTPClientLoop.Request(method: method, url: url, headers: headers, body: body?.serializedBytes())
+        let ticket = inFlight.reserve(once)
+        guard ticket.open else {
             DispatchQueue.global().async { once.fire(Response(failure: .network("the HTTP client was shut down"))) }
             return
         }
-        let task = session.dataTask(with: request) { data, response, error in
-            if let http = response as? HTTPURLResponse, error == nil {
-                let bytes = data.map { [UInt8]($0) } ?? []
+        let inFlight = self.inFlight
+        let sent = transport.send(request) { outcome in
+            inFlight.remove(ticket.key)
+            switch outcome {
+            case .answer(let status, let bytes):
                 let json = bytes.isEmpty ? nil : try? JSONValue.parse(bytes)
-                once.fire(Response(status: http.statusCode, body: json, bytes: bytes, duration: elapsed()))
-                return
+                once.fire(Response(status: status, body: json, bytes: bytes, duration: elapsed()))
+            case .invalidURL(let text):
+                once.fire(Response(failure: .invalidURL(text), duration: elapsed()))
+            case .failed(let reason):
+                once.fire(Response(failure: .network(reason), duration: elapsed()))
             }
-            let failure: Failure
-            if let urlError = error as? URLError {
-                failure = urlError.code == .timedOut ? .timeout : .network(Self.describe(urlError))
-            } else {
-                failure = .network(error.map { "\($0)" } ?? "no HTTP answer")
+        }
+        // Shut down meanwhile: `shutdown` could not cancel what it did not know yet.
+        if !inFlight.bind(ticket.key, to: sent) && inFlight.isShut { transport.cancel(sent) }
+        // Bounds the whole exchange: name resolution, connect, TLS, the request and the answer.
+        let transport = self.transport
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(timeout, 0)) {
+            if once.fire(Response(failure: .timeout, duration: elapsed())) {
+                inFlight.remove(ticket.key)
+                transport.cancel(sent)
             }
-            once.fire(Response(failure: failure, duration: elapsed()))
         }
-        // URLSession's own timeouts are per stage on some platforms: this one bounds the whole exchange.
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(timeout, 0)) { [weak task] in
-            if once.fire(Response(failure: .timeout, duration: elapsed())) { task?.cancel() }
-        }
-        task.resume()
     }
 
     /// `send`, waiting for the answer.
@@ -137,61 +130,52 @@ public final class JSONHTTPClient: Sendable {
         done.wait()
         return box.get() ?? Response(failure: .network("no answer"))
     }
-
-    static func describe(_ error: URLError) -> String {
-        switch error.code {
-        case .cannotConnectToHost: return "connection refused"
-        case .cannotFindHost, .dnsLookupFailed: return "host not found"
-        case .notConnectedToInternet: return "not connected"
-        case .networkConnectionLost: return "connection lost"
-        case .badServerResponse: return "bad HTTP answer"
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
-            return "TLS: \(error.localizedDescription)"
-        default: return error.localizedDescription
-        }
-    }
 }
 
-/// The URLSession, made at the first request rather than with the client: a session brings libcurl up (about 0.4 MiB
-/// of its code touched at once), and a gateway whose devices are all on the LAN may never send a request to the relay
-/// or to Home Assistant.
-private final class LazySession: @unchecked Sendable {
+/// The requests of one client still waiting for their answer, for ``JSONHTTPClient/shutdown()``.
+private final class InFlight: @unchecked Sendable {
     private let lock = NSLock()
-    private let backstop: Double
-    private var session: URLSession?
-    private var shut = false
+    private var next = 0
+    private var shutDown = false
+    private var entries: [Int: (ticket: UInt64, once: OnceCompletion)] = [:]
 
-    init(backstop: Double) {
-        self.backstop = backstop
-    }
-
-    /// The session, made now if this is the first request; `nil` once shut down.
-    func get() -> URLSession? {
+    func reserve(_ once: OnceCompletion) -> (key: Int, open: Bool) {
         lock.lock()
         defer { lock.unlock() }
-        if shut { return nil }
-        if let session { return session }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = backstop
-        configuration.timeoutIntervalForResource = backstop
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.httpCookieAcceptPolicy = .never
-        let made = URLSession(configuration: configuration)
-        session = made
-        return made
+        if shutDown { return (0, false) }
+        next += 1
+        entries[next] = (0, once)
+        return (next, true)
     }
 
-    func shutdown() {
+    /// `false` when the request is no longer waiting (answered, timed out, or the client was shut down).
+    func bind(_ key: Int, to ticket: UInt64) -> Bool {
         lock.lock()
-        let made = session
-        session = nil
-        shut = true
+        defer { lock.unlock() }
+        guard entries[key] != nil else { return false }
+        entries[key]?.ticket = ticket
+        return true
+    }
+
+    var isShut: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return shutDown
+    }
+
+    func remove(_ key: Int) {
+        lock.lock()
+        entries.removeValue(forKey: key)
         lock.unlock()
-        made?.invalidateAndCancel()
+    }
+
+    func shut() -> [(UInt64, OnceCompletion)] {
+        lock.lock()
+        defer { lock.unlock() }
+        shutDown = true
+        let all = entries.values.map { ($0.ticket, $0.once) }
+        entries.removeAll()
+        return all
     }
 }
 

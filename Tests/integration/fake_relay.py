@@ -19,17 +19,27 @@ Answers (each may carry ``delay=`` seconds before it is sent):
 Scripted answers are used one per request, in order; then ``default`` (``ok()`` unless changed). Per-token
 quota: every 201 counts against ``maximum``; when ``remaining`` reaches 0 the relay answers 429 by itself
 (``enforce_quota``). ``down(seconds)`` stops listening (connections are refused) and comes back on the same port.
+
+``FakeRelay(tls=True)`` serves https instead, as the real relay does: its certificate (for 127.0.0.1 and localhost)
+is signed by a test CA made for this instance alone, whose PEM is ``ca_file`` — the bundle a client must trust. Another
+instance's ``ca_file`` is a CA this one's certificate does not chain to. A client that fails the handshake only loses
+its own connection.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import shutil
 import socket
+import ssl
+import subprocess
+import tempfile
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 PATHS = ("/api/sendPushNotification", "/api/sendPush/android/v1")
 
@@ -99,11 +109,72 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     block_on_close = False
+    tls: ssl.SSLContext | None = None
+
+    def get_request(self):
+        sock, addr = super().get_request()
+        if self.tls is not None:
+            # No handshake here, on the accepting thread: one client that stalls or fails it would hold up the rest.
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, addr
+
+    def finish_request(self, request, client_address):
+        if isinstance(request, ssl.SSLSocket):
+            try:
+                request.settimeout(10)
+                request.do_handshake()
+                request.settimeout(None)
+            except OSError:
+                return  # e.g. a client that does not trust the CA: only its connection ends
+        super().finish_request(request, client_address)
+
+
+_OPENSSL_CNF = """\
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = lanpush fake relay
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server]
+subjectAltName = IP:127.0.0.1, DNS:localhost
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+"""
+
+
+def _make_certificates(folder: Path) -> None:
+    """A throw-away CA (ca.pem) and a server certificate it signed (server.pem, server.key), in ``folder``.
+
+    The extensions are spelled out, not taken from the system's openssl.cnf, so that strict verifiers (X509_STRICT,
+    on in Python 3.13's default context) accept the chain wherever the tests run."""
+    (folder / "openssl.cnf").write_text(_OPENSSL_CNF)
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def openssl(*args: str) -> None:
+        done = subprocess.run(["openssl", *args], cwd=folder, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"openssl {args[0]} failed: {done.stderr.strip()}")
+
+    # A name of its own per CA: two instances' CAs must not look like one to a verifier.
+    ca_name = f"/CN=lanpush fake relay CA {uuid.uuid4().hex[:12]}"
+    openssl("req", "-x509", "-config", "openssl.cnf", "-extensions", "ca", "-subj", ca_name, *key,
+            "-keyout", "ca.key", "-out", "ca.pem", "-days", "7")
+    openssl("req", "-new", "-config", "openssl.cnf", "-subj", "/CN=localhost", *key,
+            "-keyout", "server.key", "-out", "server.csr")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-set_serial", f"0x{uuid.uuid4().hex}",
+            "-days", "7", "-extfile", "openssl.cnf", "-extensions", "server", "-out", "server.pem")
 
 
 class FakeRelay:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, maximum: int = 500, resets_at: float | None = None,
-                 enforce_quota: bool = True):
+                 enforce_quota: bool = True, tls: bool = False):
         self.host = host
         self.port = port
         self.maximum = maximum
@@ -118,6 +189,19 @@ class FakeRelay:
         self._thread: threading.Thread | None = None
         self._down_timer: threading.Timer | None = None
         self._connections: set[socket.socket] = set()
+        self.tls = tls
+        self.ca_file: str | None = None  # tls: the PEM of the CA that signed the relay's certificate
+        self._tls_context: ssl.SSLContext | None = None
+        self._tls_dir: str | None = None
+        if tls:
+            self._tls_dir = tempfile.mkdtemp(prefix="fake-relay-tls-")
+            folder = Path(self._tls_dir)
+            _make_certificates(folder)
+            self.ca_file = str(folder / "ca.pem")
+            self._tls_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self._tls_context.load_cert_chain(folder / "server.pem", folder / "server.key")
+            # Says HTTP/1.1 in ALPN, so a client that offers h2 as well knows at once which one it got.
+            self._tls_context.set_alpn_protocols(["http/1.1"])
 
     # ---- lifecycle -------------------------------------------------------------------------------------------
 
@@ -129,6 +213,9 @@ class FakeRelay:
         if self._down_timer:
             self._down_timer.cancel()
         self._close()
+        if self._tls_dir:
+            shutil.rmtree(self._tls_dir, ignore_errors=True)
+            self._tls_dir = None
 
     def __enter__(self) -> "FakeRelay":
         return self.start()
@@ -139,7 +226,7 @@ class FakeRelay:
     @property
     def url(self) -> str:
         """Base URL: configure it as lanpushd's ``relay.upstream`` (paths are appended)."""
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     @property
     def ios_url(self) -> str:
@@ -156,6 +243,7 @@ class FakeRelay:
             fake = relay
 
         self._server = _Server((self.host, self.port), Handler)
+        self._server.tls = self._tls_context
         self.port = self._server.server_address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         name=f"fake-relay:{self.port}", daemon=True)
@@ -402,11 +490,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake._answered(rec, status)
 
 
-if __name__ == "__main__":  # a manual run: python3 fake_relay.py [port]
+if __name__ == "__main__":  # a manual run: python3 fake_relay.py [port] [--tls]
     import sys
 
-    with FakeRelay(port=int(sys.argv[1]) if len(sys.argv) > 1 else 0) as r:
-        print(r.url, flush=True)
+    args = [a for a in sys.argv[1:] if a != "--tls"]
+    with FakeRelay(port=int(args[0]) if args else 0, tls="--tls" in sys.argv) as r:
+        print(r.url, *([f"CA: {r.ca_file}"] if r.tls else []), flush=True)
         try:
             while True:
                 time.sleep(3600)

@@ -27,8 +27,11 @@ def free_port():
 class Gateway:
     """One lanpushd process with its own config and state folder."""
 
-    def __init__(self, devices=("phone", "tablet"), session=None, limits=None, extra="", store=None, notifications=None):
-        """`notifications`: a device's plain-notification routing (`devices[].notifications`), e.g. {"phone": "lan"}."""
+    def __init__(self, devices=("phone", "tablet"), session=None, limits=None, extra="", store=None, notifications=None,
+                 env=None):
+        """`notifications`: a device's plain-notification routing (`devices[].notifications`), e.g. {"phone": "lan"}.
+        `env`: variables set for lanpushd on top of the tests' environment (a value of None unsets one), e.g. the CA
+        bundle its outgoing TLS trusts."""
         self.dir = Path(tempfile.mkdtemp(prefix="lanpush-test-"))
         self.port = free_port()
         self.admin = secrets.token_urlsafe(24)
@@ -49,11 +52,13 @@ class Gateway:
         self.config = self.dir / "lanpush.yaml"
         self.config.write_text("\n".join(lines) + "\n" + extra)
         self.log = open(self.dir / "lanpushd.log", "wb")
+        self.env = env
         self.proc = None
 
     def start(self, *args):
+        env = {k: v for k, v in {**os.environ, **self.env}.items() if v is not None} if self.env else None
         self.proc = subprocess.Popen([str(BINARY), "--config", str(self.config), "--state-dir", str(self.state), *args],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + 15
         while time.time() < deadline:
             if self.proc.poll() is not None:

@@ -2,8 +2,8 @@ import LanpushCore
 import LanpushHTTPClient
 
 /// POSTs relay bodies to HA's push relay (or any URL speaking its protocol), off the loop thread, through the shared
-/// `JSONHTTPClient` (its hard timeout bounds the whole exchange). The completion runs exactly once, on a URLSession /
-/// Dispatch thread — hop to the loop with `LoopInbox.post` before touching the gateway's state.
+/// `JSONHTTPClient` (its hard timeout bounds the whole exchange). The completion runs exactly once, on the HTTP
+/// client's thread or a Dispatch thread — hop to the loop with `LoopInbox.post` before touching the gateway's state.
 final class RelayClient: Sendable {
     private let http: JSONHTTPClient
 
@@ -14,7 +14,7 @@ final class RelayClient: Sendable {
     var timeout: Double { http.timeout }
     var userAgent: String { http.userAgent }
 
-    /// Cancels every request in flight (their completions report a network error) and frees the session.
+    /// Cancels every request in flight (their completions report a network error).
     func shutdown() {
         http.shutdown()
     }
