@@ -5,23 +5,29 @@ Starts lanpushd under `valgrind --tool=callgrind` as a home runs it (the committ
 at its default, with one device: store on, mDNS on — without an avahi-daemon to reach it still sets discovery up and
 retries), lets it start, has callgrind dump what start-up ran, then drives what a day brings: a device session on
 each protocol version, plain notifications, live updates started and updated, a `clear_notification` that ends one,
-the read endpoints, the preview page. A second dump holds that. It does so `--runs` times, each in a fresh process: which functions run
-varies a little from one start to the next (Swift seeds its hashing at random per process).
+the read endpoints, the preview page, and a phone away from home: its updates handed to HA's relay (a local stand-in
+that answers as the relay does) through the outgoing HTTP client. A dump after each phase holds what it ran. It
+does so `--runs` times, each in a fresh process: which functions run varies a little from one start to the next
+(Swift seeds its hashing at random per process).
 
-Prints the mangled names of the functions of the lanpushd image that ran in any run, one per line: those of the
-workload first, most instructions first, then those only start-up ran. lld lays their sections out in that order
+Prints the mangled names of the functions of the lanpushd image that ran in any run, one per line, in three groups,
+each most instructions first: what start-up ran, then what the day at home ran besides, then what only the phone away
+needed. Each group sits on pages of its own, so a gateway that has only started touches the first, one that serves
+the LAN the first two, and the relay path adds the third. lld lays their sections out in that order
 (`--symbol-ordering-file`), so the code a running gateway touches sits on few pages instead of being spread over
 the whole image, where every touched page brings its neighbours into memory with it (the kernel maps the pages
 around each fault on a file mapping: 16, or the whole large folio of the page cache they sit in).
 """
 import argparse
 import glob
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -76,6 +82,48 @@ def ack(ws, frame):
         ws.send({"type": "ack", "seq": seq})
 
 
+class Relay(http.server.BaseHTTPRequestHandler):
+    """HA's push relay as lanpushd sees it: every POST answered 201 with the relay's rate limits."""
+    received = threading.Event()
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        body = json.dumps({"messageId": "m", "target": "t", "rateLimits": {
+            "attempts": 1, "successful": 1, "errors": 0, "total": 1, "maximum": 500, "remaining": 499,
+            "resetsAt": "2030-01-01T00:00:00.000Z"}}).encode()
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        Relay.received.set()
+
+    def log_message(self, *args):
+        pass
+
+
+def away(port, relay_port, http):
+    """The phone registers its relay credentials, leaves, and a live update for it goes to the relay."""
+    ws = WS(port, DEVICE, protocol="lanpush.v2")
+    ws.send({"type": "register", "push_token": "order-push-token",
+             "push_url": f"http://127.0.0.1:{relay_port}/api/sendPushNotification",
+             "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2025.1", "os_version": "18.2",
+                                   "webhook_id": "order-hook"}})
+    for _ in range(20):
+        frame = ws.read()
+        if isinstance(frame, dict) and frame.get("type") == "registered":
+            break
+    ws.close()
+    time.sleep(1)
+    body = {"push_token": "order-push-token", "message": "12 min left", "title": "Washer",
+            "registration_info": {"app_id": "io.robbie.HomeAssistant", "webhook_id": "order-hook"},
+            "data": {"tag": "washer-away", "live_update": True, "progress": 48, "progress_max": 60}}
+    status, _ = http.request("POST", "/api/sendPushNotification", json.dumps(body).encode(), ["Content-Type: application/json"])
+    assert status in (200, 201, 202), status
+    if not Relay.received.wait(30):
+        raise RuntimeError("lanpushd never reached the relay stand-in")
+
+
 def workload(port):
     auth = [f"Authorization: Bearer {ADMIN}", "Content-Type: application/json"]
     http = HTTP(port)
@@ -120,13 +168,16 @@ def home_config(port):
 
 
 def run_once(lanpushd):
-    """(start-up, workload): self instructions per function of one lanpushd process."""
+    """(start-up, workload, away): self instructions per function of one lanpushd process."""
     image = os.path.basename(lanpushd)
     work = tempfile.mkdtemp(prefix="lanpush-order-")
     port = free_port()
     config = os.path.join(work, "lanpush.yaml")
     with open(config, "w") as f:
         f.write(home_config(port))
+    relay = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+    Relay.received.clear()
+    threading.Thread(target=relay.serve_forever, daemon=True).start()
     try:
         proc = start_under_callgrind(
             lanpushd, config, work, port, options=["--compress-strings=no", "--compress-pos=no", "--demangle=no"])
@@ -142,12 +193,17 @@ def run_once(lanpushd):
         before = set(glob.glob(os.path.join(work, "callgrind.out.*")))
         subprocess.run(["callgrind_control", "-d", "workload", str(proc.pid)], check=True, capture_output=True)
         running = functions(wait_dump(work, before), image)
+        away(port, relay.server_address[1], HTTP(port))
+        before = set(glob.glob(os.path.join(work, "callgrind.out.*")))
+        subprocess.run(["callgrind_control", "-d", "away", str(proc.pid)], check=True, capture_output=True)
+        relayed = functions(wait_dump(work, before), image)
     finally:
         stop(proc)
+        relay.shutdown()
         shutil.rmtree(work, ignore_errors=True)
     if sum(1 for c in running.values() if c > 0) < 500:
         raise RuntimeError(f"few functions of {image} ran during the workload: is it the binary that ran?")
-    return startup, running
+    return startup, running, relayed
 
 
 def main():
@@ -155,15 +211,17 @@ def main():
     ap.add_argument("--lanpushd", required=True, help="a lanpushd without debug info (valgrind cannot read Swift's DWARF 5)")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
-    startup, running = {}, {}
+    phases = ({}, {}, {})
     for _ in range(args.runs):
-        for total, part in zip((startup, running), run_once(args.lanpushd)):
+        for total, part in zip(phases, run_once(args.lanpushd)):
             for name, cost in part.items():
                 total[name] = total.get(name, 0) + cost
-    hot = sorted((n for n, c in running.items() if c > 0), key=lambda n: (-running[n], n))
-    seen = set(hot)
-    rest = sorted((n for n, c in startup.items() if c > 0 and n not in seen), key=lambda n: (-startup[n], n))
-    sys.stdout.write("".join(n + "\n" for n in hot + rest))
+    order, seen = [], set()
+    for phase in phases:
+        group = sorted((n for n, c in phase.items() if c > 0 and n not in seen), key=lambda n: (-phase[n], n))
+        order += group
+        seen |= set(group)
+    sys.stdout.write("".join(n + "\n" for n in order))
 
 
 if __name__ == "__main__":
