@@ -56,8 +56,6 @@ final class HTTPClientEngine {
     private var tlsVhost: OpaquePointer?
     private var context: OpaquePointer?
     private var exchanges: [UInt64: HTTPClientExchange] = [:]
-    /// Cancellations that came before their exchange was started (its name was still being resolved).
-    private var cancelledEarly = Set<UInt64>()
 
     init() {
         protocolList = memory.protocols(
@@ -103,7 +101,6 @@ final class HTTPClientEngine {
     }
 
     func start(_ exchange: HTTPClientExchange) {
-        if cancelledEarly.remove(exchange.id) != nil { return exchange.abandon() }
         guard let address = exchange.address else { return exchange.finish(.failed("host not found")) }
         guard let context, let vhost = vhost(secure: exchange.url.secure) else {
             return exchange.finish(.failed(exchange.url.secure ? "TLS: the client could not be set up (CA file?)" : "the HTTP client is not running"))
@@ -134,11 +131,10 @@ final class HTTPClientEngine {
         }
     }
 
+    /// A request still queued is started in the same wake before its cancellation is seen, so an unknown id is one
+    /// that is over.
     func cancel(_ id: UInt64) {
-        guard let exchange = exchanges[id] else {
-            cancelledEarly.insert(id)
-            return
-        }
+        guard let exchange = exchanges[id] else { return }
         exchange.abandon()
         if let wsi = exchange.wsi { lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC) }
     }

@@ -55,6 +55,10 @@ public final class HTTPClientLoop: @unchecked Sendable {
     private let lock = PThreadLock()
     private var queue: [HTTPClientExchange] = []
     private var cancelled: [UInt64] = []
+    /// Requests whose host name is still being resolved, and those of them cancelled meanwhile (dropped when the
+    /// name is back): the client's thread never hears of either.
+    private var resolving = Set<UInt64>()
+    private var dropped = Set<UInt64>()
     private var nextID: UInt64 = 0
     private var started = false
     private var failedToStart: String?
@@ -81,6 +85,7 @@ public final class HTTPClientLoop: @unchecked Sendable {
         }
         let id: UInt64 = lock.withLock {
             nextID &+= 1
+            resolving.insert(nextID)
             return nextID
         }
         let exchange = HTTPClientExchange(id: id, request: request, url: url, completion: completion)
@@ -96,6 +101,10 @@ public final class HTTPClientLoop: @unchecked Sendable {
     public func cancel(_ ticket: UInt64) {
         guard ticket != 0 else { return }
         let w: LoopWaker? = lock.withLock {
+            if resolving.contains(ticket) {
+                dropped.insert(ticket)
+                return nil
+            }
             cancelled.append(ticket)
             return waker
         }
@@ -105,7 +114,13 @@ public final class HTTPClientLoop: @unchecked Sendable {
     private func enqueue(_ exchange: HTTPClientExchange) {
         var startNow = false
         var failure: String?
+        var cancelledMeanwhile = false
         let w: LoopWaker? = lock.withLock {
+            resolving.remove(exchange.id)
+            if dropped.remove(exchange.id) != nil {
+                cancelledMeanwhile = true
+                return nil
+            }
             if let failedToStart {
                 failure = failedToStart
                 return nil
@@ -117,6 +132,7 @@ public final class HTTPClientLoop: @unchecked Sendable {
             }
             return waker
         }
+        if cancelledMeanwhile { return exchange.abandon() }
         if let failure { return exchange.finish(.failed(failure)) }
         if startNow {
             let thread = Thread { [self] in run() }

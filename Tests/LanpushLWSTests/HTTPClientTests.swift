@@ -94,6 +94,21 @@ struct HTTPClientTests {
         #expect(exchange(HTTPClientLoop.Request(method: "GET", url: "http://127.0.0.1:\(s.port)/hello")) != nil)
     }
 
+    @Test func aRequestCancelledAtOnceNeverCompletes() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let outcome = Locked<[HTTPClientLoop.Outcome]>([])
+        for _ in 0..<20 {
+            // Cancelled while its host name is still being resolved, or just after it reached the client's thread.
+            let ticket = HTTPClientLoop.shared.send(HTTPClientLoop.Request(method: "GET", url: "http://localhost:\(s.port)/hello")) {
+                o in outcome.update { $0.append(o) }
+            }
+            HTTPClientLoop.shared.cancel(ticket)
+        }
+        usleep(600_000)
+        #expect(outcome.get().isEmpty)
+    }
+
     @Test func answersFramedEveryWayArriveWhole() throws {
         let closeDelimited = try RawServer(answer: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nuntil the end")
         #expect(exchange(HTTPClientLoop.Request(method: "GET", url: "http://127.0.0.1:\(closeDelimited.port)/"))
