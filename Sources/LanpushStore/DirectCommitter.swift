@@ -52,7 +52,7 @@ public final class DirectCommitter: @unchecked Sendable {
         self.restartAbove = restartAbove
         self.onError = onError
         nextCheckpointAt = self.checkpointEvery
-        try store.onWALCommit(Unmanaged.passUnretained(self).toOpaque()) { context, db, name, frames in
+        store.onWALCommit(Unmanaged.passUnretained(self).toOpaque()) { context, db, name, frames in
             guard let context else { return SQLITE_OK }
             Unmanaged<DirectCommitter>.fromOpaque(context).takeUnretainedValue().walCommitted(db, name, frames: frames)
             return SQLITE_OK
@@ -60,7 +60,7 @@ public final class DirectCommitter: @unchecked Sendable {
     }
 
     deinit {
-        try? store.onWALCommit(nil, nil)
+        store.onWALCommit(nil, nil)
     }
 
     /// Checkpoints run so far, and how many of them were RESTART ones (any thread).

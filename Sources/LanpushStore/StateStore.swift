@@ -401,9 +401,9 @@ public final class StateStore: @unchecked Sendable {
     func onWALCommit(
         _ context: UnsafeMutableRawPointer?,
         _ hook: (@convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32)?
-    ) throws {
+    ) {
         precondition(!checkpointsInCommits)
-        try pool.writeWithoutTransaction { db in
+        pool.writeWithoutTransaction { db in
             _ = sqlite3_wal_hook(db.sqliteConnection, hook, context)
         }
     }

@@ -2,10 +2,6 @@ import Foundation
 import LanpushClient
 import LanpushCore
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// The gateway's address as given by `--gateway` / `$LANPUSH_GATEWAY`: `http(s)://host:port[/prefix]`
 /// (a bare `host:port` means http; `ws(s)://` is accepted too).
 struct GatewayAddress {
@@ -54,7 +50,7 @@ struct HTTPAnswer {
             return m
         }
         let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.isEmpty ? HTTPURLResponse.localizedString(forStatusCode: status) : String(text.prefix(200))
+        return text.isEmpty ? "(no body)" : String(text.prefix(200))
     }
 }
 

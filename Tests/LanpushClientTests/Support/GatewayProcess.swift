@@ -1,10 +1,7 @@
 import Foundation
+import LanpushClient
 import LanpushCore
 import Testing
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// One real lanpushd on loopback with its own config and state folder, as the integration tests start it
 /// (`lanpushd --config FILE --state-dir DIR`, mDNS off, one token per device). `$LANPUSHD`, else this checkout's debug
@@ -100,16 +97,9 @@ final class GatewayProcess: @unchecked Sendable {
     }
 
     func request(_ method: String, _ path: String, _ body: JSONValue? = nil, token: String? = nil) async throws -> (Int, JSONValue?) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!, timeoutInterval: 10)
-        request.httpMethod = method
-        request.setValue("Bearer \(token ?? admin)", forHTTPHeaderField: "Authorization")
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.serializedBytes())
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return (status, data.isEmpty ? nil : try? JSONValue.parse([UInt8](data)))
+        let url = URL(string: "http://127.0.0.1:\(port)\(path)")!
+        let (status, bytes) = try await PlatformTransport().request(method, to: url, bearer: token ?? admin, body: body)
+        return (status, bytes.isEmpty ? nil : try? JSONValue.parse(bytes))
     }
 
     /// Notify service data to one device, as HA's `rest_command` posts it.
