@@ -81,6 +81,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Also read the server's RSS this many seconds after the throughput and notify runs, idle (0: not).")
     var settle: Double = 0
 
+    @Option(help: "lanpushd's limits.resume_history_bytes (default: its own default), to tell what the resume histories hold from the rest.")
+    var resumeHistoryBytes: Int?
+
     @Flag(help: "Soak: add one more session (device d0) that never reads what it is sent, and reconnects when closed.")
     var stuck = false
 
@@ -107,6 +110,12 @@ struct Bench: ParsableCommand {
         scale.soakStuck = stuck
         guard settle >= 0 else { throw ValidationError("--settle: seconds, 0 or more") }
         scale.settleSeconds = settle
+        if let resumeHistoryBytes {
+            guard (65536...1_073_741_824).contains(resumeHistoryBytes) else {
+                throw ValidationError("--resume-history-bytes: 65536 to 1073741824, as lanpushd takes it")
+            }
+            scale.resumeHistoryBytes = resumeHistoryBytes
+        }
         guard ["every", "batch"].contains(acks) else { throw ValidationError("--acks: every or batch") }
         scale.ackEachFrame = acks == "every"
         if let lanpushProtocol {

@@ -44,6 +44,8 @@ struct Scale: Sendable {
     /// Seconds the servers sit idle after a throughput or notify run before their RSS is read once more (0: not
     /// read): what a burst leaves behind once it is over, against what it holds right after.
     var settleSeconds = 0.0
+    /// lanpushd's `limits.resume_history_bytes`; `nil`: its default.
+    var resumeHistoryBytes: Int?
 
     static let full = Scale()
     static let smoke = Scale(
@@ -212,7 +214,9 @@ final class ScenarioRunner {
         let server: BenchServer
         switch kind {
         case .lanpush, .lanpushMemory:
-            server = try LanpushServer(binary: env.lanpushd, durable: kind == .lanpush, devices: devices, window: window)
+            server = try LanpushServer(
+                binary: env.lanpushd, durable: kind == .lanpush, devices: devices, window: window,
+                historyBytes: scale.resumeHistoryBytes)
         case .mosquitto:
             guard let m = env.mosquitto else { throw BenchError("mosquitto not found (install it: ./scripts/setup --test)") }
             server = try MosquittoServer(binary: m)

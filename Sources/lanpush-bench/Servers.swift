@@ -78,7 +78,10 @@ final class LanpushServer: BenchServer {
     var pid: Int32 { process.processIdentifier }
     var wsPort: Int { port }
 
-    init(binary: String, durable: Bool, devices: Int, window: Int = 32, synchronous: String = "normal") throws {
+    init(
+        binary: String, durable: Bool, devices: Int, window: Int = 32, synchronous: String = "normal",
+        historyBytes: Int? = nil
+    ) throws {
         kind = durable ? .lanpush : .lanpushMemory
         dir = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("lanpush-bench-\(Sys.token(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -90,7 +93,7 @@ final class LanpushServer: BenchServer {
             log_level: info
             mdns: {enabled: false}
             session: {window: \(window), ack_timeout: 60, ping_interval: 30, ping_timeout: 30}
-            limits: {max_sessions: 20000, max_body: 65536}
+            limits: {max_sessions: 20000, max_body: 65536\(historyBytes.map { ", resume_history_bytes: \($0)" } ?? "")}
             store: {enabled: \(durable), synchronous: \(synchronous)}
             devices:
 

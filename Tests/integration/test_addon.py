@@ -345,14 +345,19 @@ def test_dockerfile_links_lanpushd_as_scripts_install_does():
              "-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic "
              "-Xlinker --symbol-ordering-file=")
     build = " ".join(" ".join(rest for op, rest in dockerfile_instructions() if op == "RUN").split())
-    # scripts/install takes the compile flags from the file every release build in the repo sources.
-    shared = re.search(r"release_compile_flags=\((.*)\)", (ROOT / "scripts" / "release-flags.sh").read_text()).group(1)
-    install = (ROOT / "scripts" / "install").read_text().replace('"${release_compile_flags[@]}"', shared)
+    # scripts/install (and scripts/bench) take the compile and link flags from the file every release build in the
+    # repo sources.
+    shared = (ROOT / "scripts" / "release-flags.sh").read_text()
+    install = (ROOT / "scripts" / "install").read_text()
+    for name in ("release_compile_flags", "release_link_flags"):
+        install = install.replace('"${%s[@]}"' % name, re.search(r"^%s=\((.*)\)$" % name, shared, re.M).group(1))
     install = " ".join(re.sub(r"\\\n\s*", " ", install).split())
     assert flags + "/src/scripts/lanpushd.order -Xlinker --no-warn-symbol-ordering -Xlinker -T -Xlinker " \
         "/src/scripts/lanpushd.ld" in build
     assert flags + '"$PWD/scripts/lanpushd.order" -Xlinker --no-warn-symbol-ordering -Xlinker -T -Xlinker ' \
-        '"$PWD/scripts/lanpushd.ld"' in install
+        '"$PWD/scripts/lanpushd.ld" --static-swift-stdlib' in install
+    assert '"${release_link_flags[@]}"' in (ROOT / "scripts" / "bench").read_text(), \
+        "the benchmark measures the binary scripts/install links"
     # The order is the functions a gateway runs (scripts/order-file): a list of thousands, not a placeholder.
     order = (ROOT / "scripts" / "lanpushd.order").read_text().split()
     assert len(order) > 1000 and "swift_retain" in order

@@ -123,3 +123,18 @@ def test_the_soak_reports_every_period_and_its_growth():
                   "fds growth, period 2 → last", "worst period's p99"]:
         assert label in figures, table
     assert figures["never-reading session's connections"] >= 1, table
+
+
+def test_resume_history_bytes_reaches_lanpushd():
+    """`--resume-history-bytes` writes the key into lanpushd's config (a line lanpushd refused would stop it at start,
+    and the run with it); a value lanpushd would refuse is refused by the bench first."""
+    build_missing()
+    base = [str(BENCH), "--smoke", "--runs", "1", "--lanpushd", str(DAEMON), "--wrk-script", "none",
+            "--scenarios", "fast-100", "--servers", "lanpush-mem"]
+    ok = subprocess.run(base + ["--resume-history-bytes", "65536"], cwd=ROOT, capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0 and not re.search(r"^\s*! ", ok.stdout, re.M), ok.stdout[-2000:] + ok.stderr[-2000:]
+    assert section(ok.stdout, "fast-100"), ok.stdout
+    bad = subprocess.run(base + ["--resume-history-bytes", "1000"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode != 0 and "--resume-history-bytes: 65536 to 1073741824" in bad.stderr, bad.stderr
