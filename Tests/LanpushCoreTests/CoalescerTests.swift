@@ -38,6 +38,25 @@ import Testing
         }
     }
 
+    @Test func aDrainedSessionLetsGoOfABurstsTables() {
+        var h = Harness(window: 1000)
+        h.read()
+        for i in 0..<100 { h.apply(live("t\(i)", ["n": .number(Double(i))])) }
+        for i in 0..<100 { h.apply(live("t\(i)", ["n": .number(Double(i + 1))])) }
+        #expect(h.coalescer.tableCapacity.pending >= 100)
+        #expect(h.coalescer.tableCapacity.order >= 200)
+        #expect(h.read().count == 100)
+        #expect(h.coalescer.tableCapacity.pending <= Coalescer.retainedCapacity)
+        #expect(h.coalescer.tableCapacity.order <= Coalescer.retainedCapacity)
+        // A reader that keeps up still reuses its small tables and gets every change.
+        for i in 0..<50 {
+            h.apply(live("t\(i % 3)", ["n": .number(Double(1000 + i))]))
+            #expect(h.read().count == 1)
+        }
+        #expect(h.coalescer.tableCapacity.pending <= Coalescer.retainedCapacity)
+        #expect(h.client.violations.isEmpty)
+    }
+
     @Test func aFastReaderSeesEveryChangeAsItHappens() {
         var h = Harness()
         h.read()

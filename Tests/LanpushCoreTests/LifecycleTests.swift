@@ -20,6 +20,26 @@ import Testing
         #expect(a.generation == 1 && a.lastSeq == 2 && ledger.seq == 2)
     }
 
+    @Test func anUpdateChangesTheActivityInPlaceAndLeavesCopiesAlone() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("Cycle started"), now: t0)
+        let box = ledger.activities["washer"]!.boxIdentity
+        _ = ledger.apply(update("Rinsing"), now: t0 + 10)
+        #expect(ledger.activities["washer"]!.boxIdentity == box)
+        // A copy held elsewhere (a snapshot, the store's queue) keeps what it had; the ledger moves on in a box of its own.
+        let held = ledger.activities["washer"]!
+        _ = ledger.apply(update("Spinning"), now: t0 + 20)
+        #expect(held.state == ["message": "Rinsing"] && held.lastSeq == 2)
+        #expect(ledger.activities["washer"]!.state == ["message": "Spinning"])
+        #expect(ledger.activities["washer"]!.boxIdentity != held.boxIdentity)
+        var twin = Activity(
+            generation: held.generation, attributes: held.attributes, state: held.state, updatedAt: held.updatedAt,
+            lastSeq: held.lastSeq)
+        #expect(twin == held && twin.hashValue == held.hashValue)
+        twin.phase = .stale
+        #expect(twin != held && held.phase == .active)
+    }
+
     @Test func endKeepsFinalStateAndDefaultPolicyKeepsItVisibleFourHours() {
         var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
         _ = ledger.apply(update("Done"), now: t0)

@@ -1,19 +1,82 @@
 /// One live activity of one device: its attributes, current content, and lifecycle.
+///
+/// A value type whose fields live in one shared, copy-on-write box. A gateway holds one activity per device and tag
+/// (10,000 of them for 100 tags on 100 devices), in dictionaries at most 3/4 full: inline, each ~160-byte activity
+/// cost its table ~470 bytes a tag; boxed, the table holds a pointer. A copy (a snapshot, the store's queue) is one
+/// retain, not one per string and dictionary inside; a change through the ledger's dictionary happens in place
+/// while nothing else holds the box.
 public struct Activity: Sendable, Hashable {
+    private struct Fields: Hashable {
+        let generation: UInt64
+        var attributes: ActivityAttributes
+        var state: ContentState
+        var phase: ActivityPhase
+        var staleDate: Double?
+        var relevanceScore: Double?
+        var endedAt: Double?
+        var dismissalDate: Double?
+        var updatedAt: Double
+        var lastSeq: UInt64
+    }
+
+    /// Sendable because it is never mutated while shared: `fields` copies the box first unless it is the only
+    /// reference (the standard library's copy-on-write rule).
+    private final class Box: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box
+
+    private var fields: Fields {
+        get { box.fields }
+        _modify {
+            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+            yield &box.fields
+        }
+    }
+
     /// Identifies this activity among all that ever used the tag on the device: the seq of its start.
-    public let generation: UInt64
-    public var attributes: ActivityAttributes
-    public var state: ContentState
-    public var phase: ActivityPhase
+    public var generation: UInt64 { box.fields.generation }
+    public var attributes: ActivityAttributes {
+        get { box.fields.attributes }
+        set { fields.attributes = newValue }
+    }
+    public var state: ContentState {
+        get { box.fields.state }
+        set { fields.state = newValue }
+    }
+    public var phase: ActivityPhase {
+        get { box.fields.phase }
+        set { fields.phase = newValue }
+    }
     /// Unix seconds; a property of the activity (kept until an update sets another).
-    public var staleDate: Double?
+    public var staleDate: Double? {
+        get { box.fields.staleDate }
+        set { fields.staleDate = newValue }
+    }
     /// 0...1; a property of the activity.
-    public var relevanceScore: Double?
-    public var endedAt: Double?
-    public var dismissalDate: Double?
-    public var updatedAt: Double
+    public var relevanceScore: Double? {
+        get { box.fields.relevanceScore }
+        set { fields.relevanceScore = newValue }
+    }
+    public var endedAt: Double? {
+        get { box.fields.endedAt }
+        set { fields.endedAt = newValue }
+    }
+    public var dismissalDate: Double? {
+        get { box.fields.dismissalDate }
+        set { fields.dismissalDate = newValue }
+    }
+    public var updatedAt: Double {
+        get { box.fields.updatedAt }
+        set { fields.updatedAt = newValue }
+    }
     /// The seq of the newest change of this activity.
-    public var lastSeq: UInt64
+    public var lastSeq: UInt64 {
+        get { box.fields.lastSeq }
+        set { fields.lastSeq = newValue }
+    }
 
     public var tag: String { attributes.tag }
 
@@ -22,17 +85,19 @@ public struct Activity: Sendable, Hashable {
         staleDate: Double? = nil, relevanceScore: Double? = nil, endedAt: Double? = nil,
         dismissalDate: Double? = nil, updatedAt: Double, lastSeq: UInt64
     ) {
-        self.generation = generation
-        self.attributes = attributes
-        self.state = state
-        self.phase = phase
-        self.staleDate = staleDate
-        self.relevanceScore = relevanceScore
-        self.endedAt = endedAt
-        self.dismissalDate = dismissalDate
-        self.updatedAt = updatedAt
-        self.lastSeq = lastSeq
+        box = Box(
+            Fields(
+                generation: generation, attributes: attributes, state: state, phase: phase, staleDate: staleDate,
+                relevanceScore: relevanceScore, endedAt: endedAt, dismissalDate: dismissalDate, updatedAt: updatedAt,
+                lastSeq: lastSeq))
     }
+
+    /// Which box holds the fields: the same one after an in-place change.
+    var boxIdentity: ObjectIdentifier { ObjectIdentifier(box) }
+
+    public static func == (a: Activity, b: Activity) -> Bool { a.box === b.box || a.box.fields == b.box.fields }
+
+    public func hash(into hasher: inout Hasher) { box.fields.hash(into: &hasher) }
 
     /// What a client holding this activity has: the part a delta is computed against.
     public var view: ClientView {

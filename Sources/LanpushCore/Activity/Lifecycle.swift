@@ -4,21 +4,14 @@ public enum Lifecycle {
     public static let maximumDuration: Double = 8 * 3600
 
     /// Applies a live update: starts a new activity when there is none under the tag or the previous one
-    /// has ended (a live update after an end starts a new one), otherwise replaces the content.
+    /// has ended (a live update after an end starts a new one), otherwise replaces the content. In place, so the
+    /// activity's box is reused while nothing else holds it. Returns whether it started one.
     public static func apply(
-        _ update: LiveUpdate, to existing: Activity?, seq: UInt64, now: Double, webhookId: String?
-    ) -> (activity: Activity, started: Bool) {
-        if var activity = existing, activity.phase.isLive {
-            activity.state = update.state
-            // ActivityKit's `ActivityContent`: every update carries its own stale date, and one without has none.
-            // So an update of a stale activity makes it active again unless its own date has passed too.
-            activity.staleDate = update.staleDate
-            activity.phase = .active
-            if let score = update.relevanceScore { activity.relevanceScore = score }
-            activity.updatedAt = now
-            activity.lastSeq = seq
-            if let stale = activity.staleDate, stale <= now { activity.phase = .stale }
-            return (activity, false)
+        _ update: LiveUpdate, to slot: inout Activity?, seq: UInt64, now: Double, webhookId: String?
+    ) -> Bool {
+        if slot?.phase.isLive == true {
+            replaceContent(of: &slot!, with: update, seq: seq, now: now)
+            return false
         }
         let attributes = ActivityAttributes(
             tag: update.tag, title: update.title ?? "", startedAt: now, webhookId: webhookId)
@@ -26,7 +19,20 @@ public enum Lifecycle {
             generation: seq, attributes: attributes, state: update.state, staleDate: update.staleDate,
             relevanceScore: update.relevanceScore, updatedAt: now, lastSeq: seq)
         if let stale = update.staleDate, stale <= now { activity.phase = .stale }
-        return (activity, true)
+        slot = activity
+        return true
+    }
+
+    private static func replaceContent(of activity: inout Activity, with update: LiveUpdate, seq: UInt64, now: Double) {
+        activity.state = update.state
+        // ActivityKit's `ActivityContent`: every update carries its own stale date, and one without has none.
+        // So an update of a stale activity makes it active again unless its own date has passed too.
+        activity.staleDate = update.staleDate
+        activity.phase = .active
+        if let score = update.relevanceScore { activity.relevanceScore = score }
+        activity.updatedAt = now
+        activity.lastSeq = seq
+        if let stale = activity.staleDate, stale <= now { activity.phase = .stale }
     }
 
     /// Ends a live activity, or gives an ended one that is still visible a new dismissal (the user or an automation

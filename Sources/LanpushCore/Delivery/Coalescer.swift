@@ -120,6 +120,9 @@ public struct Coalescer: Sendable {
         (views.count, pending.count, order.count - orderHead)
     }
 
+    /// The room `pending` and `order` keep, used or not.
+    var tableCapacity: (pending: Int, order: Int) { (pending.capacity, order.capacity) }
+
     public var hasCredit: Bool { inFlight.count < window }
 
     public var unacknowledged: Int { inFlight.count }
@@ -223,15 +226,22 @@ public struct Coalescer: Sendable {
         return nil
     }
 
+    /// Called with nothing left to send. A burst over many tags (an update to every device for each of 100 tags)
+    /// grows `pending` and `order` to the number of tags, and a drained dictionary keeps its table: ~220 bytes
+    /// a tag for every session, for as long as it lives. So tables larger than a steady trickle needs are let go; a
+    /// session that keeps up holds one or two entries at a time and keeps its small ones.
     private mutating func compactOrder() {
+        if pending.isEmpty, pending.capacity > Self.retainedCapacity { pending = [:] }
         if orderHead > 0, orderHead == order.count {
-            order.removeAll(keepingCapacity: order.count < 1024)
+            order.removeAll(keepingCapacity: order.count <= Self.retainedCapacity)
             orderHead = 0
         } else if orderHead > 32, orderHead * 2 > order.count {
             order.removeFirst(orderHead)
             orderHead = 0
         }
     }
+
+    static let retainedCapacity = 32
 
     /// The one frame that takes the client's view of `tag` to `want`, updating the view.
     private mutating func emit(tag: String, key: UInt64, pending p: Pending, want: Activity?) -> OutboundEvent? {

@@ -69,9 +69,10 @@ public struct DeviceLedger: Sendable {
         case .liveUpdate(let update):
             let seq = nextSeq()
             record(seq, tag: update.tag)
-            let (activity, started) = Lifecycle.apply(update, to: activities[update.tag], seq: seq, now: now, webhookId: webhookId)
-            activities[update.tag] = activity
-            if started { return [Change(seq: seq, kind: .start, tag: update.tag)] }
+            // In place: the dictionary's slot is the only holder of the activity's box, so no copy is made.
+            if Lifecycle.apply(update, to: &activities[update.tag], seq: seq, now: now, webhookId: webhookId) {
+                return [Change(seq: seq, kind: .start, tag: update.tag)]
+            }
             return [Change(seq: seq, kind: .update, tag: update.tag, silent: update.silent, alert: update.alert)]
         case .end(let request):
             var changes = [Change]()
