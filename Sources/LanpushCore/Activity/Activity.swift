@@ -106,6 +106,9 @@ public struct Activity: Sendable, Hashable {
             relevanceScore: relevanceScore, dismissalDate: dismissalDate)
     }
 
+    /// What a client can still hold of it: nothing once it is dismissed.
+    public var visibleView: ClientView? { phase == .dismissed ? nil : view }
+
     /// The activity as the REST API and snapshots show it.
     public var json: JSONValue {
         var o: [String: JSONValue] = [

@@ -3,24 +3,29 @@ public enum Lifecycle {
     /// Apple ends any activity 8 hours after it started.
     public static let maximumDuration: Double = 8 * 3600
 
-    /// Applies a live update: starts a new activity when there is none under the tag or the previous one
-    /// has ended (a live update after an end starts a new one), otherwise replaces the content. In place, so the
-    /// activity's box is reused while nothing else holds it. Returns whether it started one.
+    /// Applies a live update to the activity under its tag: replaces the content of a live one, in place (so
+    /// the activity's box is reused while nothing else holds it), or starts a new one over an ended or dismissed
+    /// one (a live update after an end starts a new one). Returns whether it started one.
     public static func apply(
-        _ update: LiveUpdate, to slot: inout Activity?, seq: UInt64, now: Double, webhookId: String?
+        _ update: LiveUpdate, to activity: inout Activity, seq: UInt64, now: Double, webhookId: String?
     ) -> Bool {
-        if slot?.phase.isLive == true {
-            replaceContent(of: &slot!, with: update, seq: seq, now: now)
+        if activity.phase.isLive {
+            replaceContent(of: &activity, with: update, seq: seq, now: now)
             return false
         }
+        activity = start(update, seq: seq, now: now, webhookId: webhookId)
+        return true
+    }
+
+    /// The activity a live update starts when there is none under its tag.
+    public static func start(_ update: LiveUpdate, seq: UInt64, now: Double, webhookId: String?) -> Activity {
         let attributes = ActivityAttributes(
             tag: update.tag, title: update.title ?? "", startedAt: now, webhookId: webhookId)
         var activity = Activity(
             generation: seq, attributes: attributes, state: update.state, staleDate: update.staleDate,
             relevanceScore: update.relevanceScore, updatedAt: now, lastSeq: seq)
         if let stale = update.staleDate, stale <= now { activity.phase = .stale }
-        slot = activity
-        return true
+        return activity
     }
 
     private static func replaceContent(of activity: inout Activity, with update: LiveUpdate, seq: UInt64, now: Double) {

@@ -95,13 +95,13 @@ public struct Coalescer: Sendable {
     @discardableResult
     public mutating func note(_ change: Change) -> Bool {
         guard change.isSlotChange, let tag = change.tag else { return false }  // notifications are read from the ledger
-        let merged = pending[tag] != nil
         let silent = change.kind == .update && change.silent
-        if var p = pending[tag] {
-            p.newest = change.seq
-            p.allSilent = p.allSilent && silent
-            if let alert = change.alert { p.alert = alert }
-            pending[tag] = p
+        // By index: every session of every device an update goes to comes here, and each hash of the tag counts.
+        let slot = pending.index(forKey: tag)
+        if let slot {
+            pending.values[slot].newest = change.seq
+            pending.values[slot].allSilent = pending.values[slot].allSilent && silent
+            if let alert = change.alert { pending.values[slot].alert = alert }
         } else {
             pending[tag] = Pending(newest: change.seq, oldest: change.seq, allSilent: silent, alert: change.alert)
         }
@@ -112,7 +112,7 @@ public struct Coalescer: Sendable {
             order = pending.map { (key: $0.value.newest, tag: $0.key) }.sorted { $0.key < $1.key }
             orderHead = 0
         }
-        return merged
+        return slot != nil
     }
 
     /// Entries this session holds: views, pending slots and order entries (for the O(tags) memory bound).
@@ -190,12 +190,12 @@ public struct Coalescer: Sendable {
                 sent(note.seq, now: now)
                 return note.event
             }
-            guard let (key, tag) = slot else {
+            guard let (key, tag, index) = slot else {
                 compactOrder()
                 return nil
             }
             orderHead += 1
-            let p = pending.removeValue(forKey: tag)!
+            let p = pending.remove(at: index).value
             // A merged frame overtaking older pending changes of other tags: "I have `key`" no longer means
             // "I have everything up to `key`", so a resume from it must be a snapshot.
             if pending.values.contains(where: { $0.oldest < key }) { ledger.markUnsafeResumePoint(key) }
@@ -217,10 +217,13 @@ public struct Coalescer: Sendable {
         return target
     }
 
-    private mutating func peekSlot() -> (key: UInt64, tag: String)? {
+    /// The oldest live order entry, with its slot's index in `pending` (valid until `pending` next changes).
+    private mutating func peekSlot() -> (key: UInt64, tag: String, index: [String: Pending].Index)? {
         while orderHead < order.count {
             let entry = order[orderHead]
-            if pending[entry.tag]?.newest == entry.key { return entry }
+            if let index = pending.index(forKey: entry.tag), pending.values[index].newest == entry.key {
+                return (entry.key, entry.tag, index)
+            }
             orderHead += 1
         }
         return nil
@@ -245,9 +248,10 @@ public struct Coalescer: Sendable {
 
     /// The one frame that takes the client's view of `tag` to `want`, updating the view.
     private mutating func emit(tag: String, key: UInt64, pending p: Pending, want: Activity?) -> OutboundEvent? {
-        let has = views[tag]
+        let slot = views.index(forKey: tag)
+        let has = slot.map { views.values[$0] }
         guard let want, want.phase != .dismissed else {
-            views.removeValue(forKey: tag)
+            if let slot { views.remove(at: slot) }
             guard let has, has.phase != .dismissed else { return nil }
             if let want, want.generation == has.generation, has.phase.isLive {
                 // Ended and dismissed at once: one end frame with the final state, marked dismissed.
@@ -258,7 +262,7 @@ public struct Coalescer: Sendable {
             return .lifecycle(seq: key, tag: tag, phase: .dismissed)
         }
         let target = want.view
-        views[tag] = target
+        if let slot { views.values[slot] = target } else { views[tag] = target }
         guard let has, has.generation == want.generation else {
             // A new activity for the client (or one it never saw start): one start frame carries it whole,
             // ended ones included, and replaces whatever the client still shows under the tag.

@@ -53,12 +53,11 @@ public struct DeviceLedger: Sendable {
     }
 
     private mutating func record(_ seq: UInt64, tag: String?) {
-        history.append(.init(seq: seq, tag: tag, before: tag.flatMap { visibleView(of: $0) }))
+        record(seq, tag: tag, before: tag.flatMap { activities[$0]?.visibleView })
     }
 
-    private func visibleView(of tag: String) -> ClientView? {
-        guard let activity = activities[tag], activity.phase != .dismissed else { return nil }
-        return activity.view
+    private mutating func record(_ seq: UInt64, tag: String?, before: ClientView?) {
+        history.append(.init(seq: seq, tag: tag, before: before))
     }
 
     /// Applies an interpreted payload and returns the changes it made. A `clear_notification` ends (and, unless it
@@ -68,9 +67,16 @@ public struct DeviceLedger: Sendable {
         switch command {
         case .liveUpdate(let update):
             let seq = nextSeq()
-            record(seq, tag: update.tag)
-            // In place: the dictionary's slot is the only holder of the activity's box, so no copy is made.
-            if Lifecycle.apply(update, to: &activities[update.tag], seq: seq, now: now, webhookId: webhookId) {
+            // One lookup of the tag serves the history's view before the change and the change itself (an update
+            // goes to every device it targets, so each hash of the tag counts), and the activity is changed in
+            // place through its slot.
+            guard let slot = activities.index(forKey: update.tag) else {
+                record(seq, tag: update.tag, before: nil)
+                activities[update.tag] = Lifecycle.start(update, seq: seq, now: now, webhookId: webhookId)
+                return [Change(seq: seq, kind: .start, tag: update.tag)]
+            }
+            record(seq, tag: update.tag, before: activities.values[slot].visibleView)
+            if Lifecycle.apply(update, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId) {
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
             return [Change(seq: seq, kind: .update, tag: update.tag, silent: update.silent, alert: update.alert)]

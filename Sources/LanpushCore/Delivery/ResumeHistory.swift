@@ -29,13 +29,17 @@ public struct ResumeHistory: Sendable {
         public static let overhead = MemoryLayout<Entry>.stride + 96
 
         /// Sized like the notification queue is: the bytes of the frame that would carry the view (its
-        /// whole state as the patch), which grows with the state as its memory does.
+        /// whole state as the patch), which grows with the state as its memory does. Counted without building the
+        /// frame — an entry is made for every device an update goes to — as the state's JSON inside the envelope
+        /// `{"type":"update","seq":0,"tag":…,"patch":…,"phase":"active"}` (exact for an active view without a stale
+        /// date or relevance score; a few bytes under for one with them).
         static func estimate(tag: String?, before: ClientView?) -> Int {
-            let frame = before.map {
-                OutboundEvent.update(seq: 0, tag: tag ?? "", patch: $0.state, view: $0, silent: false, alert: nil).frameBytes
-            }
-            return overhead + (frame ?? tag?.utf8.count ?? 0)
+            let tagBytes = tag?.utf8.count ?? 0
+            guard let before else { return overhead + tagBytes }
+            return overhead + envelope + tagBytes + JSONValue.object(before.state).serializedCount
         }
+
+        static let envelope = #"{"type":"update","seq":0,"tag":"","patch":,"phase":"active"}"#.utf8.count
     }
 
     public let capacity: Int

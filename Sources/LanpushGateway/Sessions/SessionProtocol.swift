@@ -223,11 +223,14 @@ final class SessionProtocol {
         guard let id = session.deviceId, let seq = Self.wireSeq(message["seq"]) else {
             return protocolError(session, session.isObserver ? "observers do not ack" : "ack: 'seq' must be an integer from 0 to 2^53")
         }
-        session.coalescers[id]?.acknowledge(seq)
+        let acked = session.withCoalescer(id) { coalescer in
+            coalescer.acknowledge(seq)
+            return coalescer.ackedSeq
+        }
         guard let device = directory[id] else { return }
-        if let acked = session.coalescers[id]?.ackedSeq { device.deliveredSeq = max(device.deliveredSeq, acked) }
+        if let acked { device.deliveredSeq = max(device.deliveredSeq, acked) }
         // A notification is done once every session of the device has acknowledged it.
-        let floor = device.sessions.compactMap { sessions[$0]?.coalescers[id]?.ackedSeq }.min() ?? 0
+        let floor = device.sessions.compactMap { sessions[$0]?.withCoalescer(id) { $0.ackedSeq } }.min() ?? 0
         if let first = device.ledger.notifications.first, first.seq <= floor {
             device.ledger.pruneNotifications(through: floor)
             journal.recordPrunedNotifications(of: device, through: floor)

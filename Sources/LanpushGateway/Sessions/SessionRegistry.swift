@@ -53,24 +53,32 @@ final class SessionRegistry {
         metrics.eventsIn.increment(by: Int64(changes.count))
         let id = device.id
         for sid in device.sessions {
-            guard let session = sessions[sid], session.follows(id) else { continue }
-            for change in changes where session.coalescers[id]!.note(change) { metrics.coalesced.increment() }
+            guard let session = sessions[sid], let merged = session.withCoalescer(id, { note(changes, to: &$0) }) else {
+                continue
+            }
+            if merged > 0 { metrics.coalesced.increment(by: Int64(merged)) }
             session.transport.requestWritable()
         }
         for oid in observerIDs {
-            guard let session = sessions[oid], session.follows(id) else { continue }
-            for change in changes { session.coalescers[id]!.note(change) }
+            guard let session = sessions[oid], session.withCoalescer(id, { note(changes, to: &$0) }) != nil else { continue }
             session.transport.requestWritable()
         }
         // Every accepted change of a device passes here: its activities or queued notifications may have changed.
         events.changed(device)
     }
 
+    /// Returns how many of `changes` merged into one still waiting to be sent.
+    private func note(_ changes: [Change], to coalescer: inout Coalescer) -> Int {
+        var merged = 0
+        for change in changes where coalescer.note(change) { merged += 1 }
+        return merged
+    }
+
     /// Whether a session of `device`, or an observer following it, still owes its client the end of `tag`
     /// (`Coalescer.owesEnd`).
     func oweEnd(of tag: String, on device: DeviceRecord) -> Bool {
-        device.sessions.contains { sessions[$0]?.coalescers[device.id]?.owesEnd(of: tag) == true }
-            || observerIDs.contains { sessions[$0]?.coalescers[device.id]?.owesEnd(of: tag) == true }
+        device.sessions.contains { sessions[$0]?.withCoalescer(device.id) { $0.owesEnd(of: tag) } == true }
+            || observerIDs.contains { sessions[$0]?.withCoalescer(device.id) { $0.owesEnd(of: tag) } == true }
     }
 
     /// Tells observers a device's sessions, path or registration changed: `{"type":"device","device_id",...}`.

@@ -42,25 +42,39 @@ struct SessionWriter {
         }
     }
 
+    /// What a session's coalescer has for it next.
+    private enum Due {
+        case event(OutboundEvent)
+        case synced(UInt64)
+    }
+
     private func nextFrame(for session: StreamSession, now: Double) -> [UInt8]? {
         switch session.role {
         case .pending, .publisher:
             return nil
         case .device(let id):
-            guard session.follows(id), let device = directory[id] else { return nil }
-            if let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now) {
+            guard let device = directory[id] else { return nil }
+            let due = session.withCoalescer(id) { coalescer -> Due? in
+                if let event = coalescer.next(ledger: &device.ledger, now: now) { return .event(event) }
+                return coalescer.takeSynced(ledger: device.ledger).map(Due.synced)
+            }
+            switch due {
+            case .event(let event)??:
                 return frames.encode(event, session.version)
-            }
-            if let seq = session.coalescers[id]!.takeSynced(ledger: device.ledger) {
+            case .synced(let seq)??:
                 return JSONValue.object(["type": "synced", "seq": .number(Double(seq))]).serializedBytes()
+            case nil, .some(nil):
+                return nil
             }
-            return nil
         case .observer:
             for id in session.coalescers.keys.sorted() {
-                guard session.follows(id), let device = directory[id] else { continue }
-                let event = session.coalescers[id]!.next(ledger: &device.ledger, now: now)
-                if let event { session.coalescers[id]!.acknowledge(event.seq) }  // observers never ack for a device
-                let synced = event == nil ? session.coalescers[id]!.takeSynced(ledger: device.ledger) : nil
+                guard let device = directory[id],
+                    let (event, synced) = session.withCoalescer(id, { coalescer -> (OutboundEvent?, UInt64?) in
+                        let event = coalescer.next(ledger: &device.ledger, now: now)
+                        if let event { coalescer.acknowledge(event.seq) }  // observers never ack for a device
+                        return (event, event == nil ? coalescer.takeSynced(ledger: device.ledger) : nil)
+                    })
+                else { continue }
                 if let event, case .object(var o) = event.json {
                     o["device_id"] = .string(id)
                     return session.version.frame(o).serializedBytes()

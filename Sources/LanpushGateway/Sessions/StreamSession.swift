@@ -28,6 +28,14 @@ final class StreamSession {
     /// Whether this session follows device `id`. Asked on every change and every frame: `coalescers[id] != nil`
     /// would copy the coalescer out of the dictionary (a retain and a release of each of its buffers) to compare it.
     func follows(_ id: String) -> Bool { coalescers.index(forKey: id) != nil }
+
+    /// Runs `body` on the coalescer for device `id` where it lies; `nil` when the session does not follow `id`.
+    /// Every change, frame and ack goes through here: `coalescers[id]!.note(…)` moves the ~300-byte coalescer
+    /// out of the dictionary and back (hashing the key twice), and `coalescers[id]?.ackedSeq` copies it whole.
+    func withCoalescer<Result>(_ id: String, _ body: (inout Coalescer) -> Result) -> Result? {
+        guard let slot = coalescers.index(forKey: id) else { return nil }
+        return body(&coalescers.values[slot])
+    }
     /// A publisher's stream (item numbers, answers, flow control); `nil` for every other role.
     var publisher: PublisherState?
     var subscribed = false
