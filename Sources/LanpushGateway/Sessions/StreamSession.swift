@@ -36,6 +36,7 @@ final class StreamSession {
         guard let slot = coalescers.index(forKey: id) else { return nil }
         return body(&coalescers.values[slot])
     }
+
     /// A publisher's stream (item numbers, answers, flow control); `nil` for every other role.
     var publisher: PublisherState?
     var subscribed = false
