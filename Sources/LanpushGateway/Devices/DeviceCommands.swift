@@ -48,7 +48,7 @@ struct DeviceCommands {
         let device = directory.add(
             id: id, name: (name?.isEmpty ?? true) ? id : name!, tokenHash: DeviceToken.hash(token), notifications: notifications)
         // Observers of every device see the new one from now on.
-        for observer in sessions.observers(of: id) where observer.subscribed && observer.coalescers[id] == nil {
+        for observer in sessions.observers(of: id) where observer.subscribed && !observer.follows(id) {
             observer.coalescers[id] = Coalescer.subscribe(ledger: device.ledger, resume: nil, window: 1 << 30).0
             observer.transport.requestWritable()
         }

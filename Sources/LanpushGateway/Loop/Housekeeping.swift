@@ -24,7 +24,7 @@ struct Housekeeping {
                     sessions.close(session, code: 4001, reason: "auth timeout")
                 }
             case .device(let id):
-                if let sent = session.coalescers[id]?.oldestUnacknowledgedSentAt, now - sent > config.ackTimeout {
+                if let sent = session.withCoalescer(id, { $0.oldestUnacknowledgedSentAt }) ?? nil, now - sent > config.ackTimeout {
                     sessions.close(session, code: 4002, reason: "ack timeout")
                 }
             case .observer, .publisher:
