@@ -38,8 +38,9 @@ for p in payloads:
         put(target, compact(push))
     put("json", json.dumps(relay, indent=2, ensure_ascii=True))
 
-for name in sorted(os.listdir(os.path.join(ROOT, "Tests", "Fixtures", "protocol"))):
-    with open(os.path.join(ROOT, "Tests", "Fixtures", "protocol", name), "rb") as f:
+VECTORS = os.path.join(ROOT, "Tests", "Fixtures", "protocol")
+for path in sorted(os.path.join(d, n) for d, _, names in os.walk(VECTORS) for n in names if n.endswith(".json")):
+    with open(path, "rb") as f:
         vector = f.read()
     put("json", vector)
     for step in json.loads(vector).get("steps", []):
@@ -48,7 +49,8 @@ for name in sorted(os.listdir(os.path.join(ROOT, "Tests", "Fixtures", "protocol"
                 put("json", compact(value))
 
 for text in ['{"a":1,"a":2}', '{"a":1,"\\u0061":2}', '[1e308,-0,1E-400,123456789012345678901234567890]',
-             '"\\ud83d\\ude00 \\u00e9 e\\u0301"', "[" * 70 + "]" * 70, '{"data":[],"data":{}}']:
+             '"\\ud83d\\ude00 \\u00e9 e\\u0301"', "[" * 70 + "]" * 70, '{"data":[],"data":{}}',
+             '{"type":"ack","seq":9007199254740992}', '{"seq": 7, "type": "ack"}', '{"type":"ack","seq":12.0}']:
     put("json", text)
 
 # The config: the shipped YAML, and the add-on's options as the Supervisor writes /data/options.json.

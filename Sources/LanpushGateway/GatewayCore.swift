@@ -30,6 +30,8 @@ package final class GatewayCore {
     let sessionProtocol: SessionProtocol
     /// Frames for every session, each distinct frame encoded once (a fan-out splices the seq).
     let frames = FrameEncoder()
+    /// The patch a change fanned out to many sessions takes each client by, computed once.
+    let patches = PatchMemo()
     let housekeeping: Housekeeping
     let ingestEndpoints: IngestEndpoints
     let throttle: AuthThrottle
@@ -143,7 +145,7 @@ package final class GatewayCore {
     package func writable(session id: UInt64) {
         assertOnLoop()
         guard let session = sessions[id], !session.closing else { return }
-        SessionWriter(directory: directory, metrics: metrics, frames: frames).writable(session, now: clock())
+        SessionWriter(directory: directory, metrics: metrics, frames: frames, patches: patches).writable(session, now: clock())
     }
 
     /// The answer to one HTTP request (it may only be sent once `whenCommitted` says the turn is stored).

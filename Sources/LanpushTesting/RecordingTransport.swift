@@ -17,6 +17,8 @@ public final class RecordingTransport: SessionTransport {
     public private(set) var inputPaused = false
     /// The gateway asked to write since the last flush.
     public private(set) var wantsWrite = false
+    /// How many times the gateway asked to write (each is a writable callback to schedule, with lws a poll change).
+    public private(set) var writeRequests = 0
     public let peer: String
     public let subprotocol: String
 
@@ -25,7 +27,10 @@ public final class RecordingTransport: SessionTransport {
         self.subprotocol = subprotocol
     }
 
-    public func requestWritable() { wantsWrite = true }
+    public func requestWritable() {
+        wantsWrite = true
+        writeRequests += 1
+    }
 
     public func send(_ bytes: [UInt8]) -> Bool {
         guard !choked, closed == nil else { return false }

@@ -41,6 +41,57 @@ import Testing
         #expect(encoder.spliced == 0)
     }
 
+    /// Two events are one frame but for the seq exactly when their frames, written with one seq, are the same bytes:
+    /// every member of every kind counts.
+    @Test func onlyTheSeqMayDiffer() {
+        let view = Self.activity.view
+        var otherView = view
+        otherView.relevanceScore = 0.5
+        var otherAttributes = Self.activity.attributes
+        otherAttributes.title = "Dryer"
+        let alert = ActivityAlert(title: "Done", body: "Empty it")
+        let message = NotifyMessage(title: "Door", message: "open", data: ["seq": 1])
+        let events: [(UInt64) -> OutboundEvent] = [
+            { .start(seq: $0, tag: "washer", attributes: Self.activity.attributes, view: view, alert: nil) },
+            { .start(seq: $0, tag: "dryer", attributes: Self.activity.attributes, view: view, alert: nil) },
+            { .start(seq: $0, tag: "washer", attributes: otherAttributes, view: view, alert: nil) },
+            { .start(seq: $0, tag: "washer", attributes: Self.activity.attributes, view: otherView, alert: nil) },
+            { .start(seq: $0, tag: "washer", attributes: Self.activity.attributes, view: view, alert: alert) },
+            { .update(seq: $0, tag: "washer", patch: ["progress": 41], view: view, silent: false, alert: nil) },
+            { .update(seq: $0, tag: "dryer", patch: ["progress": 41], view: view, silent: false, alert: nil) },
+            { .update(seq: $0, tag: "washer", patch: ["progress": 42], view: view, silent: false, alert: nil) },
+            { .update(seq: $0, tag: "washer", patch: ["progress": 41], view: otherView, silent: false, alert: nil) },
+            { .update(seq: $0, tag: "washer", patch: ["progress": 41], view: view, silent: true, alert: nil) },
+            { .update(seq: $0, tag: "washer", patch: ["progress": 41], view: view, silent: false, alert: alert) },
+            {
+                .update(
+                    seq: $0, tag: "washer", patch: ["progress": 41], view: view, silent: false, alert: nil,
+                    staleDateRemoved: true)
+            },
+            { .end(seq: $0, tag: "washer", patch: [:], view: view) },
+            { .end(seq: $0, tag: "dryer", patch: [:], view: view) },
+            { .end(seq: $0, tag: "washer", patch: ["progress": 41], view: view) },
+            { .end(seq: $0, tag: "washer", patch: [:], view: otherView) },
+            { .end(seq: $0, tag: "washer", patch: [:], view: view, staleDateRemoved: true) },
+            { .lifecycle(seq: $0, tag: "washer", phase: .stale) },
+            { .lifecycle(seq: $0, tag: "dryer", phase: .stale) },
+            { .lifecycle(seq: $0, tag: "washer", phase: .ended) },
+            { .notification(seq: $0, message) },
+            { .notification(seq: $0, NotifyMessage(title: "Door", message: "shut", data: ["seq": 1])) },
+            { .clear(seq: $0, tag: "washer") },
+            { .clear(seq: $0, tag: "dryer") },
+        ]
+        for (i, a) in events.enumerated() {
+            for (j, b) in events.enumerated() {
+                #expect(a(7).differsOnlyInSeq(from: b(12_345)) == (i == j), "\(a(7)) / \(b(12_345))")
+                #expect((a(7).json.serializedBytes() == b(7).json.serializedBytes()) == (i == j))
+            }
+        }
+        let snapshot = OutboundEvent.snapshot(epoch: "e", seq: 1, activities: [Self.activity])
+        #expect(!snapshot.differsOnlyInSeq(from: snapshot))
+        #expect(!OutboundEvent.notificationsDropped(count: 1, through: 2).differsOnlyInSeq(from: .notificationsDropped(count: 1, through: 2)))
+    }
+
     /// Snapshots and drop reports are always encoded whole.
     @Test func snapshotsAreNeverSpliced() {
         let encoder = FrameEncoder()

@@ -42,6 +42,31 @@ import Testing
         #expect(value.serialized() == #"{"a":2,"m":{"b":2,"y":1},"z":1}"#)
     }
 
+    /// Objects of every size on both sides of the small-object path come out in key order (Swift's `String` order,
+    /// as before), with the marked member's value where it is written.
+    @Test func everySizeOfObjectIsWrittenInKeyOrder() {
+        let names = ["seq", "type", "a", "ab", "A", "é", "z", "tag", "\"q", "", "0", "patch", "state", "zz",
+                     "phase", "b", "c", "d", "ü", "seqs", "se"]
+        var generator = SystemRandomNumberGenerator()
+        for size in 0...names.count {
+            for _ in 0..<5 {
+                let keys = Array(names.shuffled(using: &generator).prefix(size))
+                var object = [String: JSONValue]()
+                for (i, key) in keys.enumerated() { object[key] = i % 2 == 0 ? .number(Double(i)) : ["n": .string(key)] }
+                var expected = "{"
+                for (i, key) in keys.sorted().enumerated() {
+                    if i > 0 { expected += "," }
+                    expected += JSONValue.string(key).serialized() + ":" + object[key]!.serialized()
+                }
+                expected += "}"
+                #expect(JSONValue.object(object).serialized() == expected, "\(keys)")
+                var out = [UInt8]()
+                let range = JSONWriter.write(.object(object), into: &out, marking: "seq")
+                #expect(range.map { Array(out[$0]) } == object["seq"].map { Array($0.serialized().utf8) })
+            }
+        }
+    }
+
     @Test(arguments: ["", "{", #"{"a":}"#, "[1,]", "01", "1.", "tru", #""\x""#, #"{"a":1} x"#, "\"\u{01}\"", #""\udc00""#])
     func rejectsMalformed(_ text: String) {
         #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(text) }

@@ -40,6 +40,29 @@ import Testing
         #expect(twin != held && held.phase == .active)
     }
 
+    /// The size an activity keeps with its state (what its history entries are weighed by) is the state's JSON size
+    /// however the state was set: by the update that counted it once, by assignment, at creation.
+    @Test func anActivityKeepsItsStatesSizeWithIt() {
+        func size(_ state: ContentState) -> Int { JSONValue.object(state).serializedBytes().count }
+        var live = LiveUpdate(tag: "washer", state: ["message": "Cycle started"])
+        #expect(live.stateBytes == size(live.state))
+        live.state = ["message": "Rinsing \"now\"", "progress": 40, "nested": ["é": [1, 2.5, true, .null]]]
+        #expect(live.stateBytes == size(live.state))
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("Cycle started"), now: t0)
+        _ = ledger.apply(.liveUpdate(live), now: t0 + 1)
+        var activity = ledger.activities["washer"]!
+        #expect(activity.stateBytes == size(live.state))
+        // The history weighs the state an update replaced by the size kept with it, as counting it would.
+        _ = ledger.apply(update("Spinning"), now: t0 + 2)
+        let entry = ledger.history.changes(after: 2, current: 3)!.last!
+        #expect(entry.bytes == ResumeHistory.Entry(seq: 3, tag: "washer", before: activity.view).bytes)
+        activity.state = ["message": "Done"]
+        #expect(activity.stateBytes == size(["message": "Done"]))
+        let made = Activity(generation: 1, attributes: activity.attributes, state: live.state, updatedAt: t0, lastSeq: 1)
+        #expect(made.stateBytes == size(live.state))
+    }
+
     @Test func endKeepsFinalStateAndDefaultPolicyKeepsItVisibleFourHours() {
         var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
         _ = ledger.apply(update("Done"), now: t0)

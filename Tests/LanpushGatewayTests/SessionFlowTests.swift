@@ -90,6 +90,60 @@ import Testing
         #expect(s.closeCode == nil)
     }
 
+    /// Acks as clients write them — compact, with Python's spaces, members in either order, or with a seq the plain
+    /// form does not take (`2.0`) — all free the window the same way; a negative seq is refused as before.
+    @Test func everyFormOfAnAckFreesTheWindow() throws {
+        let gw = try TestGateway(config: Self.config(window: 1, ackTimeout: 1000))
+        let s = gw.connect("phone")
+        for i in 1...5 { gw.push(Payload.liveUpdate(["phone"], tag: "t\(i)", message: "v")) }
+        let forms: [(UInt64) -> String] = [
+            { #"{"type":"ack","seq":\#($0)}"# }, { #"{"type": "ack", "seq": \#($0)}"# },
+            { #"{"seq":\#($0),"type":"ack"}"# }, { #"{"type":"ack","seq":\#($0).0}"# },
+        ]
+        for (i, form) in forms.enumerated() {
+            #expect(s.events.count == i + 1)
+            s.read()
+            s.send(text: form(s.seq))
+        }
+        #expect(s.events.count == 5 && s.errors.isEmpty)
+        s.send(text: #"{"type":"ack","seq":-1}"#)
+        #expect(s.errors == ["ack: 'seq' must be an integer from 0 to 2^53"])
+        #expect(s.closeCode == nil)
+    }
+
+    /// An ack asks for a write only when it gives credit to a session that had none: one with credit had written all
+    /// it had (or has a write coming), so a second writable callback per frame would find nothing to send.
+    @Test func anAckAsksForAWriteOnlyWhenItFreesCredit() throws {
+        let gw = try TestGateway(config: Self.config(window: 2, ackTimeout: 1000))
+        let s = gw.connect("phone")
+        gw.push(Payload.liveUpdate(["phone"], tag: "a", message: "v1"))
+        var asked = s.transport.writeRequests
+        s.ack()
+        #expect(s.transport.writeRequests == asked)
+        for tag in ["a", "b", "c"] { gw.push(Payload.liveUpdate(["phone"], tag: tag, message: "v2")) }
+        #expect(s.events.count == 3)  // two in flight, c waits for credit
+        asked = s.transport.writeRequests
+        s.ack()
+        #expect(s.transport.writeRequests == asked + 1)
+        #expect(s.events.count == 4 && s.events.last?["tag"] == "c")
+    }
+
+    /// One update to many devices: every session is sent its patch, computed once for all of them.
+    @Test func aFanOutComputesOnePatchForEverySession() throws {
+        let devices = (0..<20).map { "d\($0)" }
+        let gw = try TestGateway(config: TestGateway.defaultConfig(devices: devices))
+        let sessions = devices.map { gw.connect($0) }
+        gw.push(Payload.liveUpdate(devices, tag: "washer", message: "Washing"))
+        let reused = gw.core.patches.reused
+        gw.push(Payload.liveUpdate(devices, tag: "washer", message: "Rinsing"))
+        for s in sessions {
+            s.read()
+            #expect(s.events.last?["patch"] == ["message": "Rinsing"])
+            #expect(s.state("washer") == ["message": "Rinsing"])
+        }
+        #expect(gw.core.patches.reused - reused == devices.count - 1)
+    }
+
     @Test func aChokedSocketHoldsFramesAndTakesThemOnceItDrains() throws {
         let gw = try TestGateway()
         let s = gw.connect("phone")

@@ -100,12 +100,15 @@ struct HTTPClientTests {
         let outcome = Locked<[HTTPClientLoop.Outcome]>([])
         for _ in 0..<20 {
             // Cancelled while its host name is still being resolved, or just after it reached the client's thread.
-            let ticket = HTTPClientLoop.shared.send(HTTPClientLoop.Request(method: "GET", url: "http://localhost:\(s.port)/hello")) {
+            // The answer comes 300 ms late: "at once" must not depend on this thread being scheduled before the
+            // client's (an immediate answer beat the cancel when a busy machine preempted the test between the two).
+            let url = "http://localhost:\(s.port)/delay?ms=300"
+            let ticket = HTTPClientLoop.shared.send(HTTPClientLoop.Request(method: "GET", url: url)) {
                 o in outcome.update { $0.append(o) }
             }
             HTTPClientLoop.shared.cancel(ticket)
         }
-        usleep(600_000)
+        usleep(900_000)
         #expect(outcome.get().isEmpty)
     }
 

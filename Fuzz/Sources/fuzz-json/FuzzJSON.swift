@@ -4,11 +4,17 @@ import LanpushCore
 /// The strict JSON parser (every body, every client frame and every stored row goes through it): no crash, no
 /// hang on any bytes; what it accepts survives the writer and comes back equal; and an object with a repeated key
 /// is refused however the key is spelled, so a relayed body cannot mean something else to a parser that keeps the
-/// first of two members.
+/// first of two members. The ack fast path (`AckFrame`) reads only what the parser reads as the same ack.
 @main
 struct FuzzJSON {
     static func main() {
         runFuzzer { bytes in
+            if let seq = AckFrame.seq(bytes) {
+                let parsed = (try? JSONValue.parse(bytes))?.objectValue
+                Fuzz.require(
+                    parsed?.count == 2 && parsed?["type"] == .string("ack") && parsed?["seq"] == .number(Double(seq)),
+                    "the ack fast path read seq \(seq) where the parser reads \(String(describing: parsed))")
+            }
             guard let value = try? JSONValue.parse(bytes) else { return }
             let text = value.serializedBytes()
             guard let again = try? JSONValue.parse(text) else {

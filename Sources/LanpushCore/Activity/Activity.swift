@@ -10,6 +10,8 @@ public struct Activity: Sendable, Hashable {
         let generation: UInt64
         var attributes: ActivityAttributes
         var state: ContentState
+        /// `state`'s size as JSON, set with it.
+        var stateBytes: Int
         var phase: ActivityPhase
         var staleDate: Double?
         var relevanceScore: Double?
@@ -17,6 +19,11 @@ public struct Activity: Sendable, Hashable {
         var dismissalDate: Double?
         var updatedAt: Double
         var lastSeq: UInt64
+
+        mutating func replaceState(_ state: ContentState, bytes: Int) {
+            self.state = state
+            stateBytes = bytes
+        }
     }
 
     /// Sendable because it is never mutated while shared: `fields` copies the box first unless it is the only
@@ -44,7 +51,15 @@ public struct Activity: Sendable, Hashable {
     }
     public var state: ContentState {
         get { box.fields.state }
-        set { fields.state = newValue }
+        set { replaceState(newValue, bytes: JSONWriter.count(.object(newValue))) }
+    }
+    /// The state's size as JSON (what the resume history weighs the view it keeps by), kept with it so a change
+    /// does not walk the state it replaces.
+    public var stateBytes: Int { box.fields.stateBytes }
+
+    /// Sets the state with its size already counted (a live update counts it once for all the devices it goes to).
+    public mutating func replaceState(_ state: ContentState, bytes: Int) {
+        fields.replaceState(state, bytes: bytes)
     }
     public var phase: ActivityPhase {
         get { box.fields.phase }
@@ -83,11 +98,12 @@ public struct Activity: Sendable, Hashable {
     public init(
         generation: UInt64, attributes: ActivityAttributes, state: ContentState, phase: ActivityPhase = .active,
         staleDate: Double? = nil, relevanceScore: Double? = nil, endedAt: Double? = nil,
-        dismissalDate: Double? = nil, updatedAt: Double, lastSeq: UInt64
+        dismissalDate: Double? = nil, updatedAt: Double, lastSeq: UInt64, stateBytes: Int? = nil
     ) {
         box = Box(
             Fields(
-                generation: generation, attributes: attributes, state: state, phase: phase, staleDate: staleDate,
+                generation: generation, attributes: attributes, state: state,
+                stateBytes: stateBytes ?? JSONWriter.count(.object(state)), phase: phase, staleDate: staleDate,
                 relevanceScore: relevanceScore, endedAt: endedAt, dismissalDate: dismissalDate, updatedAt: updatedAt,
                 lastSeq: lastSeq))
     }

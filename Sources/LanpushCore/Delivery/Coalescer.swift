@@ -156,8 +156,9 @@ public struct Coalescer: Sendable {
     }
 
     /// The next frame to send, if the session has credit and anything is due. Call until `nil`.
-    /// `ledger` is `inout` only to record unsafe resume points.
-    public mutating func next(ledger: inout DeviceLedger, now: Double) -> OutboundEvent? {
+    /// `ledger` is `inout` only to record unsafe resume points; `patches`, the loop's memo, shares one patch among
+    /// the sessions a change fans out to.
+    public mutating func next(ledger: inout DeviceLedger, now: Double, patches: PatchMemo? = nil) -> OutboundEvent? {
         if let newest = ledger.droppedNotificationSeqs.last, newest > max(droppedReported, notificationCursor) {
             let from = max(droppedReported, notificationCursor)
             droppedReported = newest
@@ -199,7 +200,7 @@ public struct Coalescer: Sendable {
             // A merged frame overtaking older pending changes of other tags: "I have `key`" no longer means
             // "I have everything up to `key`", so a resume from it must be a snapshot.
             if pending.values.contains(where: { $0.oldest < key }) { ledger.markUnsafeResumePoint(key) }
-            if let frame = emit(tag: tag, key: key, pending: p, want: ledger.activities[tag]) {
+            if let frame = emit(tag: tag, key: key, pending: p, want: ledger.activities[tag], patches: patches) {
                 sent(key, now: now)
                 return frame
             }
@@ -210,9 +211,15 @@ public struct Coalescer: Sendable {
 
     /// The seq of a `synced` frame once it is due: every change up to the subscribe-time seq has been sent.
     public mutating func takeSynced(ledger: DeviceLedger) -> UInt64? {
+        takeSynced(queued: ledger.notifications)
+    }
+
+    /// The same from the ledger's notification queue alone (what it depends on): the writer asks after every frame,
+    /// and handing it the queue is one reference where the ledger is a copy of all its fields.
+    public mutating func takeSynced(queued notifications: [QueuedNotification]) -> UInt64? {
         guard let target = syncTarget, snapshot == nil else { return nil }
         if pending.values.contains(where: { $0.oldest <= target }) { return nil }
-        if ledger.notifications.contains(where: { $0.seq > notificationCursor && $0.seq <= target }) { return nil }
+        if notifications.contains(where: { $0.seq > notificationCursor && $0.seq <= target }) { return nil }
         syncTarget = nil
         return target
     }
@@ -247,7 +254,12 @@ public struct Coalescer: Sendable {
     static let retainedCapacity = 32
 
     /// The one frame that takes the client's view of `tag` to `want`, updating the view.
-    private mutating func emit(tag: String, key: UInt64, pending p: Pending, want: Activity?) -> OutboundEvent? {
+    private mutating func emit(
+        tag: String, key: UInt64, pending p: Pending, want: Activity?, patches: PatchMemo?
+    ) -> OutboundEvent? {
+        func diff(_ from: ContentState, _ to: ContentState) -> [String: JSONValue] {
+            patches?.diff(from: from, to: to) ?? MergePatch.diff(from: from, to: to)
+        }
         let slot = views.index(forKey: tag)
         let has = slot.map { views.values[$0] }
         guard let want, want.phase != .dismissed else {
@@ -256,7 +268,7 @@ public struct Coalescer: Sendable {
             if let want, want.generation == has.generation, has.phase.isLive {
                 // Ended and dismissed at once: one end frame with the final state, marked dismissed.
                 return .end(
-                    seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: want.state), view: want.view,
+                    seq: key, tag: tag, patch: diff(has.state, want.state), view: want.view,
                     staleDateRemoved: has.staleDate != nil && want.view.staleDate == nil)
             }
             return .lifecycle(seq: key, tag: tag, phase: .dismissed)
@@ -271,7 +283,7 @@ public struct Coalescer: Sendable {
         if want.phase == .ended, has.phase != .ended || has.dismissalDate != target.dismissalDate {
             // The second case: an ended activity given a new dismissal; the patch is empty.
             return .end(
-                seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target,
+                seq: key, tag: tag, patch: diff(has.state, target.state), view: target,
                 staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
         }
         if want.phase.isLive,
@@ -279,7 +291,7 @@ public struct Coalescer: Sendable {
                 || has.relevanceScore != target.relevanceScore || p.alert != nil
         {
             return .update(
-                seq: key, tag: tag, patch: MergePatch.diff(from: has.state, to: target.state), view: target,
+                seq: key, tag: tag, patch: diff(has.state, target.state), view: target,
                 silent: p.allSilent, alert: p.alert, staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
         }
         if has.phase != target.phase {

@@ -53,11 +53,12 @@ public struct DeviceLedger: Sendable {
     }
 
     private mutating func record(_ seq: UInt64, tag: String?) {
-        record(seq, tag: tag, before: tag.flatMap { activities[$0]?.visibleView })
+        record(seq, tag: tag, before: tag.flatMap { activities[$0] })
     }
 
-    private mutating func record(_ seq: UInt64, tag: String?, before: ClientView?) {
-        history.append(.init(seq: seq, tag: tag, before: before))
+    /// Remembers the change with the view the client had of the tag before it (`before`'s, unless dismissed).
+    private mutating func record(_ seq: UInt64, tag: String?, before: Activity?) {
+        history.append(.init(seq: seq, tag: tag, before: before?.visibleView, stateBytes: before?.stateBytes))
     }
 
     /// Applies an interpreted payload and returns the changes it made. A `clear_notification` ends (and, unless it
@@ -75,7 +76,7 @@ public struct DeviceLedger: Sendable {
                 activities[update.tag] = Lifecycle.start(update, seq: seq, now: now, webhookId: webhookId)
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
-            record(seq, tag: update.tag, before: activities.values[slot].visibleView)
+            record(seq, tag: update.tag, before: activities.values[slot])
             if Lifecycle.apply(update, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId) {
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }

@@ -6,7 +6,7 @@
 /// One frame is kept per protocol version, the last: fan-out writes every session of one change in the same pass,
 /// and sessions of both versions may follow the same devices. Not thread-safe: one per loop.
 public final class FrameEncoder {
-    /// The last event encoded in one version (with seq 0), its bytes and where its seq's digits are.
+    /// The last event encoded in one version, its bytes and where its seq's digits are.
     private struct Last {
         var event: OutboundEvent?
         var bytes: [UInt8] = []
@@ -21,16 +21,19 @@ public final class FrameEncoder {
 
     public func encode(_ event: OutboundEvent, _ version: ProtocolVersion = .v1) -> [UInt8] {
         guard let seq = event.spliceableSeq else { return event.json(version).serializedBytes() }
-        let slot = ProtocolVersion.allCases.firstIndex(of: version)!
-        let key = event.withSeq(0)
-        if key == last[slot].event {
+        let slot = version == .v1 ? 0 : 1
+        // Read in place: a copy of the kept event or its bytes would retain every string and dictionary in them,
+        // once per session of a fan-out.
+        if last[slot].event?.differsOnlyInSeq(from: event) == true {
             spliced += 1
-            let kept = last[slot]
+            let range = last[slot].seqRange
             var out = [UInt8]()
-            out.reserveCapacity(kept.bytes.count + 8)
-            out.append(contentsOf: kept.bytes[..<kept.seqRange.lowerBound])
-            JSONWriter.writeNumber(Double(seq), into: &out)
-            out.append(contentsOf: kept.bytes[kept.seqRange.upperBound...])
+            out.reserveCapacity(last[slot].bytes.count + 8)
+            last[slot].bytes.withUnsafeBufferPointer { kept in
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: kept[..<range.lowerBound]))
+                JSONWriter.writeNumber(Double(seq), into: &out)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: kept[range.upperBound...]))
+            }
             return out
         }
         var out = [UInt8]()
@@ -48,7 +51,7 @@ public final class FrameEncoder {
             last[slot].event = nil
             return out
         }
-        last[slot] = Last(event: key, bytes: out, seqRange: range)
+        last[slot] = Last(event: event, bytes: out, seqRange: range)
         return out
     }
 }
@@ -61,21 +64,32 @@ extension OutboundEvent {
         }
     }
 
-    /// The same frame with another seq (snapshots and drop reports unchanged).
-    func withSeq(_ seq: UInt64) -> OutboundEvent {
+    /// Whether the two are one frame but for their seq (snapshots and drop reports never are: their seq is not the
+    /// frame's own). Compared member by member, without making either event again.
+    func differsOnlyInSeq(from other: OutboundEvent) -> Bool {
         switch self {
         case .start(_, let tag, let attributes, let view, let alert):
-            .start(seq: seq, tag: tag, attributes: attributes, view: view, alert: alert)
+            guard case .start(_, let tag2, let attributes2, let view2, let alert2) = other else { return false }
+            return tag == tag2 && view == view2 && attributes == attributes2 && alert == alert2
         case .update(_, let tag, let patch, let view, let silent, let alert, let staleDateRemoved):
-            .update(
-                seq: seq, tag: tag, patch: patch, view: view, silent: silent, alert: alert,
-                staleDateRemoved: staleDateRemoved)
+            guard case .update(_, let tag2, let patch2, let view2, let silent2, let alert2, let staleDateRemoved2) = other
+            else { return false }
+            return tag == tag2 && patch == patch2 && view == view2 && silent == silent2 && alert == alert2
+                && staleDateRemoved == staleDateRemoved2
         case .end(_, let tag, let patch, let view, let staleDateRemoved):
-            .end(seq: seq, tag: tag, patch: patch, view: view, staleDateRemoved: staleDateRemoved)
-        case .lifecycle(_, let tag, let phase): .lifecycle(seq: seq, tag: tag, phase: phase)
-        case .notification(_, let message): .notification(seq: seq, message)
-        case .clear(_, let tag): .clear(seq: seq, tag: tag)
-        case .snapshot, .notificationsDropped: self  // not spliced: their seq is not the frame's own
+            guard case .end(_, let tag2, let patch2, let view2, let staleDateRemoved2) = other else { return false }
+            return tag == tag2 && patch == patch2 && view == view2 && staleDateRemoved == staleDateRemoved2
+        case .lifecycle(_, let tag, let phase):
+            guard case .lifecycle(_, let tag2, let phase2) = other else { return false }
+            return tag == tag2 && phase == phase2
+        case .notification(_, let message):
+            guard case .notification(_, let message2) = other else { return false }
+            return message == message2
+        case .clear(_, let tag):
+            guard case .clear(_, let tag2) = other else { return false }
+            return tag == tag2
+        case .snapshot, .notificationsDropped:
+            return false
         }
     }
 }

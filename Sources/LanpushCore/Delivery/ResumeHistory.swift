@@ -17,11 +17,14 @@ public struct ResumeHistory: Sendable {
         /// trim subtracts exactly what the append added).
         public let bytes: Int
 
-        public init(seq: UInt64, tag: String?, before: ClientView?) {
+        /// `stateBytes`: the size of `before`'s state as JSON when the caller has it (the ledger's activity keeps
+        /// it), else it is counted here.
+        public init(seq: UInt64, tag: String?, before: ClientView?, stateBytes: Int? = nil) {
             self.seq = seq
             self.tag = tag
             self.before = before
-            self.bytes = Self.estimate(tag: tag, before: before)
+            self.bytes = Self.estimate(
+                tag: tag, stateBytes: before.map { view in stateBytes ?? JSONValue.object(view.state).serializedCount })
         }
 
         /// The slot it takes in the history's array plus its strings' and dictionaries' heap headers: measured
@@ -33,10 +36,10 @@ public struct ResumeHistory: Sendable {
         /// frame — an entry is made for every device an update goes to — as the state's JSON inside the envelope
         /// `{"type":"update","seq":0,"tag":…,"patch":…,"phase":"active"}` (exact for an active view without a stale
         /// date or relevance score; a few bytes under for one with them).
-        static func estimate(tag: String?, before: ClientView?) -> Int {
+        static func estimate(tag: String?, stateBytes: Int?) -> Int {
             let tagBytes = tag?.utf8.count ?? 0
-            guard let before else { return overhead + tagBytes }
-            return overhead + envelope + tagBytes + JSONValue.object(before.state).serializedCount
+            guard let stateBytes else { return overhead + tagBytes }
+            return overhead + envelope + tagBytes + stateBytes
         }
 
         static let envelope = #"{"type":"update","seq":0,"tag":"","patch":,"phase":"active"}"#.utf8.count

@@ -42,20 +42,54 @@ enum JSONWriter {
             writeString(name, into: &out)
             out.append(UInt8(ascii: ":"))
             write(member, into: &out)
+        } else if object.count <= smallObject {
+            // Most objects written are small (a frame, an answer's per-target result): their members are put in
+            // order as positions in a buffer on the stack — no array of copied (key, value) pairs to allocate,
+            // retain, sort and free for each.
+            withUnsafeTemporaryAllocation(of: [String: JSONValue].Index.self, capacity: object.count) { order in
+                var count = 0
+                var i = object.startIndex
+                while i != object.endIndex {
+                    let name = object[i].key
+                    var slot = count
+                    while slot > 0, name < object[order[slot - 1]].key {
+                        order[slot] = order[slot - 1]
+                        slot -= 1
+                    }
+                    order[slot] = i
+                    count += 1
+                    object.formIndex(after: &i)
+                }
+                for position in 0..<count {
+                    let (name, member) = object[order[position]]
+                    let at = writeMember(name, member, first: position == 0, into: &out)
+                    if name == key { range = at }
+                }
+            }
         } else if !object.isEmpty {
             var first = true
             for (name, member) in object.sorted(by: { $0.key < $1.key }) {
-                if !first { out.append(UInt8(ascii: ",")) }
+                let at = writeMember(name, member, first: first, into: &out)
+                if name == key { range = at }
                 first = false
-                writeString(name, into: &out)
-                out.append(UInt8(ascii: ":"))
-                let start = out.count
-                write(member, into: &out)
-                if name == key { range = start..<out.count }
             }
         }
         out.append(UInt8(ascii: "}"))
         return range
+    }
+
+    /// Objects up to this many members are ordered on the stack.
+    static let smallObject = 16
+
+    /// `"name":value`, after a comma unless it is the first member; returns where the value is.
+    @inline(__always)
+    private static func writeMember(_ name: String, _ member: JSONValue, first: Bool, into out: inout [UInt8]) -> Range<Int> {
+        if !first { out.append(UInt8(ascii: ",")) }
+        writeString(name, into: &out)
+        out.append(UInt8(ascii: ":"))
+        let start = out.count
+        write(member, into: &out)
+        return start..<out.count
     }
 
     /// How many bytes ``write(_:into:)`` would produce, without producing them: no output buffer, no sorting of

@@ -33,7 +33,12 @@ public struct LiveUpdate: Sendable, Hashable {
     public var tag: String
     /// Only used when this update starts an activity: the title is static.
     public var title: String?
-    public var state: ContentState
+    public var state: ContentState {
+        didSet { stateBytes = JSONWriter.count(.object(state)) }
+    }
+    /// The state's size as JSON, counted once here: the update goes to every device it targets, and each device's
+    /// resume history weighs the state it replaces by it.
+    public private(set) var stateBytes: Int
     public var silent: Bool
     public var alert: ActivityAlert?
     /// Unix seconds. Every update carries its own (as ActivityKit's `ActivityContent` does): none means none.
@@ -49,6 +54,7 @@ public struct LiveUpdate: Sendable, Hashable {
         self.tag = tag
         self.title = title
         self.state = state
+        self.stateBytes = JSONWriter.count(.object(state))
         self.silent = silent
         self.alert = alert
         self.staleDate = staleDate

@@ -79,6 +79,8 @@ final class SessionProtocol {
         session.lastActivity = clock()
         // A publisher's frames are items of its stream, decoded there (once).
         if session.publisher != nil { return publishers.received(session, bytes) }
+        // The frame a device sends most (one per frame it was sent), read without a general parse.
+        if case .device = session.role, let seq = AckFrame.seq(bytes) { return acknowledge(session, seq: seq) }
         let message: [String: JSONValue]
         do {
             guard let object = try JSONValue.parse(bytes).objectValue else {
@@ -220,23 +222,36 @@ final class SessionProtocol {
     }
 
     private func acknowledge(_ session: StreamSession, _ message: [String: JSONValue]) {
-        guard let id = session.deviceId, let seq = Self.wireSeq(message["seq"]) else {
+        guard session.deviceId != nil, let seq = Self.wireSeq(message["seq"]) else {
             return protocolError(session, session.isObserver ? "observers do not ack" : "ack: 'seq' must be an integer from 0 to 2^53")
         }
-        let acked = session.withCoalescer(id) { coalescer in
+        acknowledge(session, seq: seq)
+    }
+
+    private func acknowledge(_ session: StreamSession, seq: UInt64) {
+        guard let id = session.deviceId else { return }
+        let ack = session.withCoalescer(id) { coalescer in
+            let full = !coalescer.hasCredit
             coalescer.acknowledge(seq)
-            return coalescer.ackedSeq
+            return (acked: coalescer.ackedSeq, freed: full && coalescer.hasCredit)
         }
+        // What waited for credit can go now. A session that had credit waits for nothing the ack gives: whatever it
+        // had to send was written, or a write is already asked for (every change and control frame asks).
+        if ack?.freed == true { session.transport.requestWritable() }
         guard let device = directory[id] else { return }
-        if let acked { device.deliveredSeq = max(device.deliveredSeq, acked) }
-        // A notification is done once every session of the device has acknowledged it.
-        let floor = device.sessions.compactMap { sessions[$0]?.withCoalescer(id) { $0.ackedSeq } }.min() ?? 0
-        if let first = device.ledger.notifications.first, first.seq <= floor {
+        if let acked = ack?.acked { device.deliveredSeq = max(device.deliveredSeq, acked) }
+        // A notification is done once every session of the device has acknowledged it (asked only when there is one:
+        // most acks are for activity frames).
+        if let first = device.ledger.notifications.first,
+            case let floor = device.sessions.reduce(UInt64.max, { floor, other in
+                min(floor, sessions[other]?.withCoalescer(id) { $0.ackedSeq } ?? .max)
+            }),
+            floor != .max, first.seq <= floor
+        {
             device.ledger.pruneNotifications(through: floor)
             journal.recordPrunedNotifications(of: device, through: floor)
             events.changed(device)
         }
-        session.transport.requestWritable()
     }
 
     /// Relay credentials (`push_token`, `push_url`, `registration_info`) and/or whether the client can show Live

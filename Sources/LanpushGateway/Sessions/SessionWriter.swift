@@ -6,8 +6,11 @@ struct SessionWriter {
     let directory: DeviceDirectory
     let metrics: GatewayMetrics
     let frames: FrameEncoder
+    let patches: PatchMemo
 
     func writable(_ session: StreamSession, now: Double) {
+        // A device session's device, looked up once for all the frames this turn writes.
+        let device: DeviceRecord? = if case .device(let id) = session.role { directory[id] } else { nil }
         while true {
             guard !session.transport.isChoked else {
                 // The socket is full: lws calls back once it drains only when asked to, so ask — else what is left
@@ -35,7 +38,7 @@ struct SessionWriter {
                 metrics.bytesOut.increment(by: Int64(bytes.count))
                 continue
             }
-            guard session.subscribed, let frame = nextFrame(for: session, now: now) else { break }
+            guard session.subscribed, let frame = nextFrame(for: session, device: device, now: now) else { break }
             guard session.transport.send(frame) else { return }
             metrics.framesOut.increment()
             metrics.bytesOut.increment(by: Int64(frame.count))
@@ -48,15 +51,15 @@ struct SessionWriter {
         case synced(UInt64)
     }
 
-    private func nextFrame(for session: StreamSession, now: Double) -> [UInt8]? {
+    private func nextFrame(for session: StreamSession, device: DeviceRecord?, now: Double) -> [UInt8]? {
         switch session.role {
         case .pending, .publisher:
             return nil
         case .device(let id):
-            guard let device = directory[id] else { return nil }
+            guard let device else { return nil }
             let due = session.withCoalescer(id) { coalescer -> Due? in
-                if let event = coalescer.next(ledger: &device.ledger, now: now) { return .event(event) }
-                return coalescer.takeSynced(ledger: device.ledger).map(Due.synced)
+                if let event = coalescer.next(ledger: &device.ledger, now: now, patches: patches) { return .event(event) }
+                return coalescer.takeSynced(queued: device.ledger.notifications).map(Due.synced)
             }
             switch due {
             case .event(let event)??:
@@ -70,9 +73,9 @@ struct SessionWriter {
             for id in session.coalescers.keys.sorted() {
                 guard let device = directory[id],
                     let (event, synced) = session.withCoalescer(id, { coalescer -> (OutboundEvent?, UInt64?) in
-                        let event = coalescer.next(ledger: &device.ledger, now: now)
+                        let event = coalescer.next(ledger: &device.ledger, now: now, patches: patches)
                         if let event { coalescer.acknowledge(event.seq) }  // observers never ack for a device
-                        return (event, event == nil ? coalescer.takeSynced(ledger: device.ledger) : nil)
+                        return (event, event == nil ? coalescer.takeSynced(queued: device.ledger.notifications) : nil)
                     })
                 else { continue }
                 if let event, case .object(var o) = event.json {
