@@ -32,6 +32,42 @@ import Testing
         #expect(event.json(.v2).serializedCount < event.json.serializedCount)
     }
 
+    /// The array a frame is written as directly (from its parts) is the array its v1 object converts to: the two
+    /// versions cannot drift apart, for every kind and phase and every optional member.
+    @Test func theDirectArrayIsTheConvertedObject() {
+        var views: [ClientView] = []
+        for phase in [ActivityPhase.active, .stale, .ended, .dismissed] {
+            for (stale, score, dismissal) in [(nil, nil, nil), (1_800_000_900.0, 0.5, 1_800_000_100.4)] as [(Double?, Double?, Double?)] {
+                views.append(ClientView(
+                    generation: 3, state: ["message": "Rinsing", "nested": ["a": [1, true]]], phase: phase,
+                    staleDate: stale, relevanceScore: score, dismissalDate: dismissal))
+            }
+        }
+        let alerts: [ActivityAlert?] = [nil, ActivityAlert(title: "T", body: "B", sound: "default")]
+        var events: [OutboundEvent] = []
+        for view in views {
+            for alert in alerts {
+                events.append(.start(seq: 1, tag: "washer", attributes: Self.activity.attributes, view: view, alert: alert))
+                for silent in [false, true] {
+                    for removed in [false, true] {
+                        events.append(.update(
+                            seq: 2, tag: "washer", patch: ["progress": 41, "gone": .null], view: view, silent: silent,
+                            alert: alert, staleDateRemoved: removed))
+                    }
+                }
+            }
+            for removed in [false, true] {
+                events.append(.end(seq: 3, tag: "washer", patch: [:], view: view, staleDateRemoved: removed))
+            }
+            events.append(.lifecycle(seq: 4, tag: "washer", phase: view.phase))
+        }
+        for event in events {
+            let object = event.json.objectValue!
+            #expect(event.json(.v2) == ProtocolVersion.v2.frame(object), "\(event)")
+            #expect(event.json(.v1) == .object(object))
+        }
+    }
+
     @Test func v2ArraysKeepEveryMember() {
         let view = Self.activity.view
         let update = OutboundEvent.update(seq: 12, tag: "washer", patch: ["progress": 41], view: view, silent: true, alert: nil)

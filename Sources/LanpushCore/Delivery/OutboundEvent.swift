@@ -30,52 +30,89 @@ public enum OutboundEvent: Sendable, Hashable {
 
     /// The frame in `version`: v1's object, or v2's array for the frames about one activity.
     public func json(_ version: ProtocolVersion) -> JSONValue {
-        guard version != .v1, case .object(let o) = json else { return json }
-        return version.frame(o)
+        switch form {
+        case .activity(let frame): version == .v1 ? frame.object : frame.array
+        case .other(let json): json
+        }
     }
 
     /// The frame as lanpush.v1 writes it.
     public var json: JSONValue {
+        switch form {
+        case .activity(let frame): frame.object
+        case .other(let json): json
+        }
+    }
+
+    /// A frame about one activity in parts: its body (the one big member: `start`'s state, `update`'s and `end`'s
+    /// patch, `lifecycle`'s phase) and every member but type, seq, tag and body — an update's `"phase":"active"`
+    /// left out, as lanpush.v2 leaves it out. v1 writes the parts as one object, v2 as `CompactFrame`'s array:
+    /// built once for either, where v2 used to take v1's object apart again (a copy and four removals a frame).
+    private struct ActivityFrame {
+        let type: String
+        let seq: UInt64
+        let tag: String
+        let bodyKey: String
+        let body: JSONValue
+        let extras: [String: JSONValue]
+
+        var object: JSONValue {
+            var o = extras
+            o.reserveCapacity(extras.count + 5)
+            o["type"] = .string(type)
+            o["seq"] = .number(Double(seq))
+            o["tag"] = .string(tag)
+            o[bodyKey] = body
+            if type == "update", o["phase"] == nil { o["phase"] = "active" }
+            return .object(o)
+        }
+
+        var array: JSONValue {
+            var items: [JSONValue] = [.string(type), .number(Double(seq)), .string(tag), body]
+            if !extras.isEmpty { items.append(.object(extras)) }
+            return .array(items)
+        }
+    }
+
+    /// What a frame is made of: an activity's parts, or (every other frame) its one form in both versions.
+    private enum Form {
+        case activity(ActivityFrame)
+        case other(JSONValue)
+    }
+
+    private var form: Form {
+        var extras: [String: JSONValue] = [:]
         switch self {
         case .start(let seq, let tag, let attributes, let view, let alert):
-            var o: [String: JSONValue] = [
-                "type": "start", "seq": .number(Double(seq)), "tag": .string(tag), "attributes": attributes.json,
-                "state": .object(view.state),
-            ]
-            if view.phase != .active { o["phase"] = .string(view.phase.rawValue) }
-            if let date = view.dismissalDate { o["dismissal_date"] = .number(date.rounded()) }
-            Self.addProperties(view, to: &o)
-            if let alert { o["alert"] = alert.json }
-            return .object(o)
+            extras["attributes"] = attributes.json
+            if view.phase != .active { extras["phase"] = .string(view.phase.rawValue) }
+            if let date = view.dismissalDate { extras["dismissal_date"] = .number(date.rounded()) }
+            Self.addProperties(view, to: &extras)
+            if let alert { extras["alert"] = alert.json }
+            return .activity(ActivityFrame(type: "start", seq: seq, tag: tag, bodyKey: "state", body: .object(view.state), extras: extras))
         case .update(let seq, let tag, let patch, let view, let silent, let alert, let staleDateRemoved):
-            var o: [String: JSONValue] = [
-                "type": "update", "seq": .number(Double(seq)), "tag": .string(tag), "patch": .object(patch),
-                "phase": .string(view.phase.rawValue),
-            ]
-            Self.addProperties(view, to: &o)
-            if silent { o["silent"] = true }
-            if let alert { o["alert"] = alert.json }
-            if staleDateRemoved { o["stale_date"] = .null }
-            return .object(o)
+            if view.phase != .active { extras["phase"] = .string(view.phase.rawValue) }
+            Self.addProperties(view, to: &extras)
+            if silent { extras["silent"] = true }
+            if let alert { extras["alert"] = alert.json }
+            if staleDateRemoved { extras["stale_date"] = .null }
+            return .activity(ActivityFrame(type: "update", seq: seq, tag: tag, bodyKey: "patch", body: .object(patch), extras: extras))
         case .end(let seq, let tag, let patch, let view, let staleDateRemoved):
-            var o: [String: JSONValue] = [
-                "type": "end", "seq": .number(Double(seq)), "tag": .string(tag), "patch": .object(patch),
-            ]
-            if let date = view.dismissalDate { o["dismissal_date"] = .number(date.rounded()) }
+            if let date = view.dismissalDate { extras["dismissal_date"] = .number(date.rounded()) }
             // Ended and dismissed in one step (a clear_notification, as on the phone): the card goes at once.
-            if view.phase == .dismissed { o["phase"] = "dismissed" }
-            Self.addProperties(view, to: &o)
-            if staleDateRemoved { o["stale_date"] = .null }
-            return .object(o)
+            if view.phase == .dismissed { extras["phase"] = "dismissed" }
+            Self.addProperties(view, to: &extras)
+            if staleDateRemoved { extras["stale_date"] = .null }
+            return .activity(ActivityFrame(type: "end", seq: seq, tag: tag, bodyKey: "patch", body: .object(patch), extras: extras))
         case .lifecycle(let seq, let tag, let phase):
-            return ["type": "lifecycle", "seq": .number(Double(seq)), "tag": .string(tag), "phase": .string(phase.rawValue)]
+            return .activity(ActivityFrame(type: "lifecycle", seq: seq, tag: tag, bodyKey: "phase", body: .string(phase.rawValue), extras: extras))
         case .notification(let seq, let n):
             var o: [String: JSONValue] = ["type": "notification", "seq": .number(Double(seq)), "data": .object(n.data)]
             if let title = n.title { o["title"] = .string(title) }
             if let message = n.message { o["message"] = .string(message) }
-            return .object(o)
+            return .other(.object(o))
         case .clear(let seq, let tag):
-            return ["type": "clear", "seq": .number(Double(seq)), "tag": .string(tag)]
+            return .other(["type": "clear", "seq": .number(Double(seq)), "tag": .string(tag)])
         case .snapshot(let epoch, let seq, let activities):
             let items: [JSONValue] = activities.map { a in
                 var o: [String: JSONValue] = [
@@ -86,9 +123,9 @@ public enum OutboundEvent: Sendable, Hashable {
                 if let date = a.dismissalDate { o["dismissal_date"] = .number(date.rounded()) }
                 return .object(o)
             }
-            return ["type": "snapshot", "epoch": .string(epoch), "seq": .number(Double(seq)), "activities": .array(items)]
+            return .other(["type": "snapshot", "epoch": .string(epoch), "seq": .number(Double(seq)), "activities": .array(items)])
         case .notificationsDropped(let count, let through):
-            return ["type": "notifications_dropped", "count": .number(Double(count)), "through": .number(Double(through))]
+            return .other(["type": "notifications_dropped", "count": .number(Double(count)), "through": .number(Double(through))])
         }
     }
 
