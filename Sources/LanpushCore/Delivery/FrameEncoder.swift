@@ -21,7 +21,7 @@ public final class FrameEncoder {
 
     public func encode(_ event: OutboundEvent, _ version: ProtocolVersion = .v1) -> [UInt8] {
         guard let seq = event.spliceableSeq else { return event.json(version).serializedBytes() }
-        let slot = version == .v1 ? 0 : 1
+        let slot = version.slot
         // Read in place: a copy of the kept event or its bytes would retain every string and dictionary in them,
         // once per session of a fan-out.
         if last[slot].event?.differsOnlyInSeq(from: event) == true {
@@ -55,6 +55,16 @@ public final class FrameEncoder {
         return out
     }
 }
+extension ProtocolVersion {
+    /// The version's place among the frames the encoder keeps (a switch, so a new version must take its own).
+    fileprivate var slot: Int {
+        switch self {
+        case .v1: 0
+        case .v2: 1
+        }
+    }
+}
+
 extension OutboundEvent {
     /// The seq of a frame that carries it as its top-level `seq` (every frame but a snapshot's and a drop report).
     var spliceableSeq: UInt64? {

@@ -46,8 +46,8 @@ public enum OutboundEvent: Sendable, Hashable {
 
     /// A frame about one activity in parts: its body (the one big member: `start`'s state, `update`'s and `end`'s
     /// patch, `lifecycle`'s phase) and every member but type, seq, tag and body — an update's `"phase":"active"`
-    /// left out, as lanpush.v2 leaves it out. v1 writes the parts as one object, v2 as `CompactFrame`'s array:
-    /// built once for either, where v2 used to take v1's object apart again (a copy and four removals a frame).
+    /// left out, as lanpush.v2 leaves it out. v1 writes the parts as one object, v2 as `CompactFrame`'s array, so
+    /// a v2 frame is not v1's object taken apart again (a copy of it and four removals, every frame).
     private struct ActivityFrame {
         let type: String
         let seq: UInt64

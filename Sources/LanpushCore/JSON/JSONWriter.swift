@@ -47,18 +47,14 @@ enum JSONWriter {
             // order as positions in a buffer on the stack — no array of copied (key, value) pairs to allocate,
             // retain, sort and free for each.
             withUnsafeTemporaryAllocation(of: [String: JSONValue].Index.self, capacity: object.count) { order in
-                var count = 0
-                var i = object.startIndex
-                while i != object.endIndex {
-                    let name = object[i].key
-                    var slot = count
-                    while slot > 0, name < object[order[slot - 1]].key {
-                        order[slot] = order[slot - 1]
+                let count = order.initialize(fromContentsOf: object.indices)
+                defer { order.deinitialize() }
+                for next in order.indices.dropFirst() {  // insertion sort: a handful of members
+                    var slot = next
+                    while slot > 0, object[order[slot]].key < object[order[slot - 1]].key {
+                        order.swapAt(slot, slot - 1)
                         slot -= 1
                     }
-                    order[slot] = i
-                    count += 1
-                    object.formIndex(after: &i)
                 }
                 for position in 0..<count {
                     let (name, member) = object[order[position]]
