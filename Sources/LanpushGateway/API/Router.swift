@@ -178,14 +178,19 @@ extension Router {
     /// The token of an `Authorization: Bearer <token>` value (scheme case-insensitive, blanks around the token
     /// ignored), or "". On the bytes: this runs for every authenticated request.
     static func bearerToken(_ header: String) -> String {
-        let bytes = Array(header.utf8)
-        let scheme = Array("bearer ".utf8)
-        guard bytes.count >= scheme.count, zip(bytes, scheme).allSatisfy({ $1 == 0x20 ? $0 == 0x20 : $0 | 0x20 == $1 }) else {
-            return ""
+        var header = header
+        return header.withUTF8 { bytes in
+            let scheme: StaticString = "bearer "
+            let count = scheme.utf8CodeUnitCount
+            guard bytes.count >= count else { return "" }
+            for i in 0..<count {
+                let expected = scheme.utf8Start[i]
+                guard expected == 0x20 ? bytes[i] == 0x20 : bytes[i] | 0x20 == expected else { return "" }
+            }
+            var start = count, end = bytes.count
+            while start < end, bytes[start] == 0x20 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
-        var start = scheme.count, end = bytes.count
-        while start < end, bytes[start] == 0x20 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 { end -= 1 }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }

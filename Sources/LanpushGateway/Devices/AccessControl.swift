@@ -29,11 +29,16 @@ struct AccessControl: Sendable {
 /// Compares a presented token with a configured one in time independent of where they differ, so response
 /// timing on the LAN does not reveal a token's prefix. No configured secret (`nil`) matches nothing.
 func sameSecret(_ presented: String, _ secret: String?) -> Bool {
-    guard let secret else { return false }
-    let a = Array(presented.utf8), b = Array(secret.utf8)
-    var diff = UInt8(truncatingIfNeeded: a.count ^ b.count)
-    for i in 0..<max(a.count, b.count) {
-        diff |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+    guard var secret else { return false }
+    var presented = presented
+    // On the strings' own UTF-8 (no copies into arrays): every authenticated request compares two tokens.
+    return presented.withUTF8 { a in
+        secret.withUTF8 { b in
+            var diff = UInt8(truncatingIfNeeded: a.count ^ b.count)
+            for i in 0..<max(a.count, b.count) {
+                diff |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+            }
+            return diff == 0 && a.count == b.count
+        }
     }
-    return diff == 0 && a.count == b.count
 }
