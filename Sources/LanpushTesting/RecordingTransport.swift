@@ -17,7 +17,7 @@ public final class RecordingTransport: SessionTransport {
     public private(set) var inputPaused = false
     /// The gateway asked to write since the last flush.
     public private(set) var wantsWrite = false
-    /// How many times the gateway asked to write (each is a writable callback to schedule, with lws a poll change).
+    /// How many times the gateway asked to write (with lws, each is a writable callback the loop schedules).
     public private(set) var writeRequests = 0
     public let peer: String
     public let subprotocol: String
