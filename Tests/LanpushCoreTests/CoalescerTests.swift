@@ -172,7 +172,7 @@ import Testing
         let frame = c.next(ledger: &h.ledger, now: h.now)
         #expect(frame?.json == ["type": "update", "seq": 4, "tag": "a", "phase": "active", "patch": ["message": "3"]])
         #expect(c.next(ledger: &h.ledger, now: h.now) == nil)
-        #expect(c.takeSynced(ledger: h.ledger) == 4)
+        #expect(c.takeSynced(queued: h.ledger.notifications) == 4)
     }
 
     @Test func unknownEpochOrShortHistoryGetsASnapshot() {

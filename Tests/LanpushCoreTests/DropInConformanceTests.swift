@@ -218,7 +218,7 @@ import Testing
         #expect(start == .snapshot)
         #expect(c.next(ledger: &ledger, now: t0)?.json["type"] == "snapshot")
         #expect(c.oldestUnacknowledgedSentAt == nil && c.unacknowledged == 0)
-        #expect(c.takeSynced(ledger: ledger) == 0)
+        #expect(c.takeSynced(queued: ledger.notifications) == 0)
     }
 
     // MARK: Android relay pacing
@@ -283,7 +283,7 @@ struct SessionHarness {
     mutating func read(ack: Bool = true) -> [OutboundEvent] {
         var frames = [OutboundEvent]()
         while let frame = coalescer.next(ledger: &ledger, now: now) { frames.append(frame) }
-        _ = coalescer.takeSynced(ledger: ledger)
+        _ = coalescer.takeSynced(queued: ledger.notifications)
         if ack { coalescer.acknowledge(coalescer.lastSentSeq) }
         received += frames
         return frames

@@ -200,7 +200,7 @@ struct VectorRecorder {
         while count < max, coalescer != nil {
             if let event = coalescer!.next(ledger: &ledger, now: now) {
                 receive(event.json, v2: event.json(.v2))
-            } else if let seq = coalescer!.takeSynced(ledger: ledger) {
+            } else if let seq = coalescer!.takeSynced(queued: ledger.notifications) {
                 receive(["type": "synced", "seq": .number(Double(seq))])
             } else {
                 break

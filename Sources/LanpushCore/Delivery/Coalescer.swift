@@ -209,13 +209,9 @@ public struct Coalescer: Sendable {
         return nil
     }
 
-    /// The seq of a `synced` frame once it is due: every change up to the subscribe-time seq has been sent.
-    public mutating func takeSynced(ledger: DeviceLedger) -> UInt64? {
-        takeSynced(queued: ledger.notifications)
-    }
-
-    /// The same from the ledger's notification queue alone (what it depends on): the writer asks after every frame,
-    /// and handing it the queue is one reference where the ledger is a copy of all its fields.
+    /// The seq of a `synced` frame once it is due: every change up to the subscribe-time seq has been sent. Takes
+    /// the device ledger's notification queue, all it depends on: the writer asks after every frame, and the queue is
+    /// one reference where the ledger would be a copy of all its fields.
     public mutating func takeSynced(queued notifications: [QueuedNotification]) -> UInt64? {
         guard let target = syncTarget, snapshot == nil else { return nil }
         if pending.values.contains(where: { $0.oldest <= target }) { return nil }
