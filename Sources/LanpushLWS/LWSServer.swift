@@ -51,6 +51,8 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
     private var finished = false
     private var hasRun = false
     let out = WriteBuffer()
+    /// The frames a WebSocket session writes in one turn, written together.
+    let frames: FrameBatch
     var admission: ConnectionAdmission
     private(set) var capture: RequestCapture!
     private(set) var http: HTTPTransactions!
@@ -72,6 +74,7 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         admission = ConnectionAdmission(limit: options.pendingPerAddress)
         capture = RequestCapture(extraHeaderNames: options.extraHeaderNames)
         responses = HTTPResponseWriter(out: out, txPacketSize: options.txPacketSize)
+        frames = FrameBatch(limit: options.txPacketSize)
         http = HTTPTransactions(server: self, capture: capture, writer: responses)
         sessions = WebSocketSessions(server: self, capture: capture, writer: responses)
 

@@ -33,6 +33,9 @@ public final class WSConnection {
     var assembler = MessageAssembler()
     /// The socket, for tests (TCP_NODELAY check).
     let socketFD: Int32
+    /// Frames of one writable turn go out together (``FrameBatch``): the connection owns its socket (not a
+    /// WebSocket inside an HTTP/2 stream, which lws must frame itself).
+    private let batches: Bool
 
     init(id: UInt64, server: LWSServer, wsi: OpaquePointer, peerAddress: String) {
         self.id = id
@@ -41,6 +44,7 @@ public final class WSConnection {
         self.wsi = wsi
         self.peerAddress = peerAddress
         self.socketFD = Int32(lws_get_socket_fd(wsi))
+        self.batches = lws_get_network_wsi(wsi) == wsi
         self.subprotocol = lws_get_protocol(wsi)?.pointee.name.map { String(cString: $0) } ?? ""
     }
 
@@ -64,7 +68,17 @@ public final class WSConnection {
         if lws_partial_buffered(wsi) != 0 { return true }
         if writer.inWritable && writer.bytesSinceCheck < Self.chokeCheckBytes { return false }
         writer.bytesSinceCheck = 0
+        // The kernel is asked about what it holds, so what the turn gathered goes to it first.
+        flushFrames()
+        if writer.failed || lws_partial_buffered(wsi) != 0 { return true }
         return lws_send_pipe_choked(wsi) != 0
+    }
+
+    /// Writes the frames gathered in this writable turn (at its end, and before the kernel is asked whether the
+    /// socket is full). A write error marks the writer failed: the connection closes.
+    func flushFrames() {
+        guard batches, let wsi, let server else { return }
+        _ = writer.flush(wsi, server.frames)
     }
 
     /// Bytes a writable callback may send before ``isChoked`` asks the kernel again.
@@ -95,7 +109,7 @@ public final class WSConnection {
     public func send(bytes: UnsafeRawBufferPointer, binary: Bool = false) -> Bool {
         loopThread.assertCurrent()
         guard let server, let wsi else { return false }
-        return writer.send(wsi, bytes, binary: binary, through: server.out)
+        return writer.send(wsi, bytes, binary: binary, through: server.out, batch: batches ? server.frames : nil)
     }
 
     /// Stops (`true`) or resumes reading the peer's frames (lws rx flow control): while paused, what the peer sends

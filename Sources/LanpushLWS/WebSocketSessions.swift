@@ -177,6 +177,7 @@ final class WebSocketSessions {
         conn.writer.inWritable = true
         conn.writer.bytesSinceCheck = 0
         server.delegate?.wsWritable(conn)
+        conn.flushFrames()
         conn.writer.inWritable = false
         if conn.writer.failed { return -1 }
         if conn.writer.closing { return writeClose(conn, wsi) }
@@ -213,6 +214,7 @@ final class WebSocketSessions {
             conn.writer.inWritable = true
             conn.writer.bytesSinceCheck = 0
             server.delegate?.wsWritable(conn)
+            conn.flushFrames()
             conn.writer.inWritable = false
             if conn.writer.failed || conn.writer.closing { lws_callback_on_writable(wsi) }
         }

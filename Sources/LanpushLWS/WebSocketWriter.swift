@@ -29,16 +29,31 @@ struct WebSocketWriter {
     var bytesSinceCheck = 0
 
     /// One complete data frame. `false` (nothing sent) outside a writable turn, once closing, or on a write error.
-    mutating func send(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer, binary: Bool, through out: WriteBuffer)
-        -> Bool
-    {
+    /// With a `batch` the frame joins the turn's others and goes out with them (``flush(_:_:)``, at the latest when
+    /// the turn ends); one too large for a batch is written alone, after what is gathered.
+    mutating func send(
+        _ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer, binary: Bool, through out: WriteBuffer,
+        batch: FrameBatch? = nil
+    ) -> Bool {
         guard inWritable, !failed, !closing else { return false }
         bytesSinceCheck += bytes.count
+        if let batch {
+            if batch.append(wsi, bytes, binary: binary) { return true }
+            guard flush(wsi, batch) else { return false }
+            if batch.append(wsi, bytes, binary: binary) { return true }
+        }
         let p = out.payload(bytes.count)
         if bytes.count > 0, let src = bytes.baseAddress {
             UnsafeMutableRawPointer(p).copyMemory(from: src, byteCount: bytes.count)
         }
         if lws_write(wsi, p, bytes.count, binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) >= 0 { return true }
+        failed = true
+        return false
+    }
+
+    /// Writes the frames `batch` gathered for this connection. `false` on a write error (the connection closes).
+    mutating func flush(_ wsi: OpaquePointer, _ batch: FrameBatch) -> Bool {
+        if batch.flush(wsi) { return true }
         failed = true
         return false
     }

@@ -137,7 +137,13 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
             server?.schedule(after: seconds) { connection.pauseInput(false) }
             return
         }
-        if bytes == Array("burst".utf8) {
+        if bytes.starts(with: Array("sizes:".utf8)) {
+            // Frames of the given payload lengths, in one turn; byte i of each is i % 251 (a pattern a misplaced
+            // header or a cut would break).
+            for n in String(decoding: bytes.dropFirst(6), as: UTF8.self).split(separator: ",").compactMap({ Int($0) }) {
+                outbox[connection.id, default: []].append((0..<n).map { UInt8($0 % 251) })
+            }
+        } else if bytes == Array("burst".utf8) {
             for i in 0..<200 { outbox[connection.id, default: []].append(Array("m\(i)".utf8)) }
         } else {
             outbox[connection.id, default: []].append(bytes)
@@ -284,6 +290,15 @@ final class TCPClient: @unchecked Sendable {
     }
 
     deinit { if fd >= 0 { close(fd) } }
+
+    /// TCP segments carrying data this socket has received (Linux's `tcpi_data_segs_in`, which glibc's `tcp_info`
+    /// leaves out: read at its offset in the kernel's struct, which only ever grows at its end).
+    var dataSegmentsIn: UInt32 {
+        var info = [UInt8](repeating: 0, count: 256)
+        var len = socklen_t(info.count)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &len) == 0, len >= 156 else { return 0 }
+        return info[152..<156].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+    }
 
     func send(_ bytes: [UInt8]) throws {
         var off = 0

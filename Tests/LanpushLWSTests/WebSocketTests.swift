@@ -94,6 +94,40 @@ struct WebSocketTests {
         }
     }
 
+    @Test func framesOfOneTurnGoOutInOneSend() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        let before = ws.tcp.dataSegmentsIn
+        #expect(before > 0)  // the handshake's answer: the count is read where it is
+        try ws.sendText("burst")
+        for i in 0..<200 {
+            #expect(String(decoding: try ws.readMessage().payload, as: UTF8.self) == "m\(i)")
+        }
+        // The 200 frames (1.2 KB) of one turn: one send, one segment on loopback; a send per frame made ~200.
+        #expect(ws.tcp.dataSegmentsIn - before <= 2)
+    }
+
+    /// Frame lengths around each header form's bounds, written in one turn: those that fit go out in one batch, the
+    /// rest alone in order; each must arrive whole with its own length and bytes.
+    @Test(arguments: [64 * 1024, 256 * 1024])
+    func framesOfEveryHeaderFormKeepTheirOrderAndBytes(txPacketSize: Int) throws {
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
+        o.txPacketSize = txPacketSize
+        o.maxBodyBytes = 1 << 20
+        let s = try RunningServer(o)
+        defer { s.stop() }
+        let ws = try WSClient(port: s.port)
+        let sizes = [0, 1, 125, 126, 127, 1000, 65_535, 65_536, 3, 70_000, 200_000, 125, 0]
+        try ws.sendText("sizes:" + sizes.map(String.init).joined(separator: ","))
+        for n in sizes {
+            let f = try ws.readMessage()
+            #expect(f.fin && f.opcode == 1)
+            #expect(f.payload.count == n)
+            #expect(f.payload == (0..<n).map { UInt8($0 % 251) })
+        }
+    }
+
     @Test func serverCloseCarriesCodeAndReason() throws {
         let s = try RunningServer()
         defer { s.stop() }
