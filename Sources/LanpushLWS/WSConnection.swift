@@ -91,7 +91,8 @@ public final class WSConnection {
     /// has nothing pending), otherwise from lws's writable callback.
     public func requestWritable() {
         loopThread.assertCurrent()
-        guard let wsi, !writer.closing else { return }
+        // Already in this turn's write list: a fan-out asks once per change (dozens a turn at saturation).
+        guard !writeQueued, let wsi, !writer.closing else { return }
         if let server, server.deferWritable(self) { return }
         lws_callback_on_writable(wsi)
     }
