@@ -79,7 +79,8 @@ public final class Gateway: @unchecked Sendable {
         // limit, and always well above the per-address cap, so idle connections from one address cannot take them all.
         lwsOptions.httpHeaderPool = max(c.limits.maxSessions, 1024)
         // v1 first: a handshake without a subprotocol speaks it.
-        lwsOptions.webSocketProtocols = ProtocolVersion.allCases.map(\.rawValue)
+        lwsOptions.webSocketProtocols = ProtocolVersion.allCases.map(\.rawValue) + [PublisherStream.subprotocol]
+        lwsOptions.receiveBuffers = [PublisherStream.subprotocol: PublisherStream.receiveBuffer]
         lwsOptions.headerTimeout = c.limits.headerTimeout
         lwsOptions.pendingPerAddress = c.limits.pendingPerAddress
         // The only outgoing WebSocket is HA-native mode's: OpenSSL is initialised for it only when it is wss://.

@@ -39,7 +39,7 @@ final class LWSMemory {
     /// terminating empty entry.
     func protocols(
         names: [String], callback: LWSCallback, perSessionDataSize: Int, rxBufferSize: Int, id: UInt32,
-        txPacketSize: Int
+        txPacketSize: Int, rxBufferSizes: [String: Int] = [:]
     ) -> UnsafePointer<lws_protocols> {
         let table = UnsafeMutablePointer<lws_protocols>.allocate(capacity: names.count + 1)
         for (i, name) in names.enumerated() {
@@ -47,7 +47,7 @@ final class LWSMemory {
             proto.name = string(name)
             proto.callback = callback
             proto.per_session_data_size = perSessionDataSize
-            proto.rx_buffer_size = rxBufferSize
+            proto.rx_buffer_size = rxBufferSizes[name] ?? rxBufferSize
             proto.id = id + UInt32(i)
             proto.user = nil
             proto.tx_packet_size = txPacketSize

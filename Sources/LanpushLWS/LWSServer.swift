@@ -82,7 +82,7 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         let protocols = memory.protocols(
             names: options.webSocketProtocols, callback: lanpushLWSServerCallback,
             perSessionDataSize: MemoryLayout<UInt64>.size, rxBufferSize: options.rxBufferSize, id: 1,
-            txPacketSize: options.txPacketSize)
+            txPacketSize: options.txPacketSize, rxBufferSizes: options.receiveBuffers)
         let me = Unmanaged.passUnretained(self).toOpaque()
 
         lws_set_log_level(options.libraryLogMask, nil)
@@ -101,6 +101,8 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         info.server_string = memory.string("lanpush")
         info.max_http_header_pool = UInt16(clamping: options.httpHeaderPool)
         info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
+        // Every read lands in this one buffer per thread first: a subprotocol's larger receive buffer needs it as large.
+        if let largest = options.receiveBuffers.values.max(), largest > 4096 { info.pt_serv_buf_size = UInt32(largest) }
 
         guard let ctx = loop.create(&info, want: options.eventLoop, fdBudget: options.fdLimitPerThread) else {
             throw LWSServerError.contextCreationFailed

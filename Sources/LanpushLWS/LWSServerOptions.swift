@@ -20,6 +20,12 @@ public struct LWSServerOptions: Sendable {
     /// Per-connection WebSocket receive buffer (lws `rx_buffer_size`). Small keeps idle sessions small;
     /// bigger messages still arrive, in several pieces that the adapter reassembles.
     public var rxBufferSize: Int
+    /// Receive buffers of their own for some subprotocols (name → bytes, 128 B to 1 MiB), in place of
+    /// ``rxBufferSize``. lws reads a WebSocket at most its buffer's size per loop turn, so a connection that streams
+    /// many small messages reads a few of them a turn with a small buffer; its own subprotocol lets it read in big
+    /// pieces while thousands of idle sessions keep small buffers. The largest also sizes lws's per-thread read buffer
+    /// (`pt_serv_buf_size`, 4 KiB otherwise), which caps every read.
+    public var receiveBuffers: [String: Int] = [:]
     /// Largest single `send()` lws issues (lws `tx_packet_size`); the remainder of a bigger frame is
     /// buffered by lws and flushed before the next writable callback.
     public var txPacketSize: Int
@@ -161,6 +167,14 @@ extension LWSServerOptions {
         }
         guard !webSocketProtocols.isEmpty, !webSocketProtocols.contains(where: \.isEmpty) else {
             throw .invalidOptions("webSocketProtocols needs at least one non-empty name")
+        }
+        for (name, size) in receiveBuffers {
+            guard webSocketProtocols.contains(name) else {
+                throw .invalidOptions("receiveBuffers names \(name), which is not one of webSocketProtocols")
+            }
+            guard (128...(1 << 20)).contains(size) else {
+                throw .invalidOptions("receiveBuffers[\(name)] must be 128 B to 1 MiB")
+            }
         }
     }
 }

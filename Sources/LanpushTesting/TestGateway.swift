@@ -244,8 +244,11 @@ public final class TestGateway {
     }
 
     /// A publisher session (admin token unless `token` says otherwise), authenticated: its frames are `push` items.
-    public func publisher(token: String = TestGateway.adminToken) -> TestSession {
-        let s = open()
+    /// `subprotocol`: what the handshake chose (a publisher may ask for `lanpush.publisher`).
+    public func publisher(token: String = TestGateway.adminToken, subprotocol: String = ProtocolVersion.v1.rawValue)
+        -> TestSession
+    {
+        let s = open(subprotocol: subprotocol)
         s.send(["type": "auth", "token": .string(token), "role": "publisher"])
         return s
     }

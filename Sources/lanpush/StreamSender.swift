@@ -44,9 +44,10 @@ struct StreamSender {
     }
 
     func run(_ lines: [Line]) async throws -> Summary {
-        // A publisher's frames are the same in every version.
+        // A publisher's frames are the same in every version; its own subprotocol has the gateway read it in large
+        // pieces (a gateway without it chooses v1).
         let connection = try await PlatformTransport().connect(
-            to: url, subprotocols: [ProtocolVersion.v1.rawValue], tls: tls)
+            to: url, subprotocols: [PublisherStream.subprotocol, ProtocolVersion.v1.rawValue], tls: tls)
         let inbox = connection.inbox
         func next() async throws -> [String: JSONValue] {
             switch await inbox.next() {

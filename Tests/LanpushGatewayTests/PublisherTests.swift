@@ -18,6 +18,34 @@ import Testing
         #expect(p.frames.last == ["type": "auth_ok", "role": "publisher", "version": "lanpush.v1", "window": 1024])
     }
 
+    @Test func thePublisherSubprotocolCarriesAPublisherStream() throws {
+        let gw = try TestGateway()
+        let phone = gw.connect("phone")
+        let p = gw.publisher(subprotocol: PublisherStream.subprotocol)
+        #expect(p.frames.last == ["type": "auth_ok", "role": "publisher", "version": "lanpush.v1", "window": 1024])
+        p.push(Self.update("washer", "Washing"))
+        #expect(p.frames.last == ["type": "accepted", "through": 1])
+        phone.read()
+        #expect(phone.state("washer")?["message"] == "Washing")
+    }
+
+    /// The publisher subprotocol's large receive buffer is for streams: a device or observer on it is refused, without
+    /// counting as a failed authentication (its token may be good).
+    @Test(arguments: [
+        ["type": "auth", "token": .string(TestGateway.token(for: "phone"))],
+        ["type": "auth", "token": .string(TestGateway.viewerToken), "role": "observer"],
+    ] as [JSONValue])
+    func onlyAPublisherAuthenticatesOnThePublisherSubprotocol(_ auth: JSONValue) throws {
+        var config = TestGateway.defaultConfig()
+        config.limits.authFailures = 1
+        let gw = try TestGateway(config: config)
+        let s = gw.open(subprotocol: PublisherStream.subprotocol)
+        s.send(auth)
+        #expect(s.frames.last == ["type": "auth_invalid", "message": "the lanpush.publisher subprotocol is for publishers"])
+        #expect(s.closeCode == 4001)
+        #expect(gw.connect("phone").frames("auth_ok").count == 1)
+    }
+
     @Test(arguments: [TestGateway.token(for: "phone"), TestGateway.viewerToken])
     func aDeviceOrViewerTokenIsRefusedWithoutCountingAsAFailure(_ token: String) throws {
         var config = TestGateway.defaultConfig()

@@ -39,6 +39,9 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     let noDelay = Locked<[Bool]>([])
     let openedRequests = Locked<[HTTPRequest]>([])
     let lateResponseWasPending = Locked<Bool?>(nil)
+    /// For each message received (in order): its connection's subprotocol and the loop turn it was read in.
+    let textTurns = Locked<[(subprotocol: String, turn: Int)]>([])
+    private var turn = 0
     /// The newest connection, handed out of the loop only for the confinement tests.
     let lastConnection = Locked<WSConnection?>(nil)
 
@@ -119,6 +122,7 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     }
 
     func wsText(_ connection: WSConnection, _ bytes: [UInt8]) {
+        textTurns.update { $0.append((connection.subprotocol, turn)) }
         if bytes.starts(with: Array("ack".utf8)) { return }  // a flood the echo must not answer
         texts.update { $0.append(bytes) }
         if bytes == Array("close-me".utf8) {
@@ -187,6 +191,7 @@ final class TestDelegate: LWSServerDelegate, @unchecked Sendable {
     let pending = Locked<[@Sendable () -> Void]>([])
 
     func loopTurnEnded() {
+        turn += 1
         let due = answersAtTurnEnd
         answersAtTurnEnd.removeAll()
         for (response, body) in due { response.respond(status: 200, body: body, contentType: "text/plain") }
@@ -432,6 +437,11 @@ final class WSClient: @unchecked Sendable {
     }
 
     func sendFrame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) throws {
+        try tcp.send(Self.frame(opcode: opcode, payload, fin: fin))
+    }
+
+    /// A client frame (masked), to send alone or several in one write.
+    static func frame(opcode: UInt8, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
         var f: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         let n = payload.count
         if n < 126 {
@@ -446,7 +456,7 @@ final class WSClient: @unchecked Sendable {
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         f += mask
         for (i, b) in payload.enumerated() { f.append(b ^ mask[i & 3]) }
-        try tcp.send(f)
+        return f
     }
 
     func sendText(_ s: String) throws { try sendFrame(opcode: 1, Array(s.utf8)) }

@@ -128,6 +128,38 @@ struct WebSocketTests {
         }
     }
 
+    /// lws reads a WebSocket at most its receive buffer a turn: on a subprotocol with a buffer of its own a burst of
+    /// small messages is read at once, on the others ~500 bytes a turn.
+    @Test func aSubprotocolWithItsOwnReceiveBufferReadsABurstInOneTurn() throws {
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
+        o.webSocketProtocols = ["lanpush.v1", "lanpush.publisher"]
+        o.receiveBuffers = ["lanpush.publisher": 16 * 1024]
+        let s = try RunningServer(o)
+        defer { s.stop() }
+        for name in ["lanpush.publisher", "lanpush.v1"] {
+            let ws = try WSClient(port: s.port, protocolHeader: false, extraHeaders: ["Sec-WebSocket-Protocol: \(name)"])
+            #expect(ws.handshake.headers["sec-websocket-protocol"] == name)
+            // 40 masked frames of 106 bytes (4.2 KB) in one send: all in the server's socket before it reads.
+            let frame = WSClient.frame(opcode: 1, Array(("ack" + String(repeating: "x", count: 100)).utf8))
+            try ws.tcp.send(Array([[UInt8]](repeating: frame, count: 40).joined()))
+            #expect(waitUntil(2) { s.delegate.textTurns.get().filter { $0.subprotocol == name }.count == 40 })
+        }
+        let turns = s.delegate.textTurns.get()
+        #expect(Set(turns.filter { $0.subprotocol == "lanpush.publisher" }.map(\.turn)).count == 1)
+        #expect(Set(turns.filter { $0.subprotocol == "lanpush.v1" }.map(\.turn)).count >= 8)
+    }
+
+    @Test func receiveBuffersMustNameAServedSubprotocol() {
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
+        o.receiveBuffers = ["lanpush.other": 16 * 1024]
+        #expect(throws: LWSServerError.self) { try o.validate() }
+        o.webSocketProtocols = ["lanpush.v1", "lanpush.other"]
+        o.receiveBuffers = ["lanpush.other": 64]
+        #expect(throws: LWSServerError.self) { try o.validate() }
+        o.receiveBuffers = ["lanpush.other": 16 * 1024]
+        #expect(throws: Never.self) { try o.validate() }
+    }
+
     @Test func serverCloseCarriesCodeAndReason() throws {
         let s = try RunningServer()
         defer { s.stop() }

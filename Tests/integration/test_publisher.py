@@ -8,12 +8,19 @@ import socket
 import struct
 import threading
 
+import pytest
+import websockets.exceptions
 import websockets.sync.client as wsclient
 
+# A publisher may stream on v1's subprotocol or on its own, which the gateway reads in 16 KiB pieces instead of ~500
+# bytes: the same promises on both.
+SUBPROTOCOLS = ["lanpush.v1", "lanpush.publisher"]
 
-def publisher(gw, max_queue=None):
-    ws = wsclient.connect(f"ws://127.0.0.1:{gw.port}/v1/stream", subprotocols=["lanpush.v1"], open_timeout=10,
+
+def publisher(gw, max_queue=None, subprotocol="lanpush.v1"):
+    ws = wsclient.connect(f"ws://127.0.0.1:{gw.port}/v1/stream", subprotocols=[subprotocol], open_timeout=10,
                           max_queue=max_queue, max_size=None)
+    assert ws.subprotocol == subprotocol
     assert json.loads(ws.recv(timeout=10))["type"] == "auth_required"
     ws.send(json.dumps({"type": "auth", "token": gw.admin, "role": "publisher"}))
     ok = json.loads(ws.recv(timeout=10))
@@ -35,9 +42,10 @@ def read_until_accepted(ws, through, timeout=30):
             return frames
 
 
-def test_accepted_items_survive_kill_9(gateway):
+@pytest.mark.parametrize("subprotocol", SUBPROTOCOLS)
+def test_accepted_items_survive_kill_9(gateway, subprotocol):
     gw = gateway()
-    ws, window = publisher(gw)
+    ws, window = publisher(gw, subprotocol=subprotocol)
     n = 3 * window
     # Written from a thread while this one reads: more than a window in flight, as a fast publisher does.
     sender = threading.Thread(target=lambda: [ws.send(update(i)) for i in range(n)], daemon=True)
@@ -60,11 +68,11 @@ class RawPublisher:
     while another does not read — Python websockets' sync client cannot (a blocked send holds the lock its reader
     needs)."""
 
-    def __init__(self, gw):
+    def __init__(self, gw, subprotocol="lanpush.v1"):
         self.sock = socket.create_connection(("127.0.0.1", gw.port), timeout=30)
         self.sock.sendall(b"GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                          b"Sec-WebSocket-Protocol: lanpush.v1\r\n\r\n")
+                          b"Sec-WebSocket-Protocol: " + subprotocol.encode() + b"\r\n\r\n")
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:
             self.buf += self.sock.recv(4096)
@@ -107,9 +115,10 @@ class RawPublisher:
             self.buf += chunk
 
 
-def test_a_publisher_that_does_not_read_is_paused_then_answered_in_full(gateway):
+@pytest.mark.parametrize("subprotocol", SUBPROTOCOLS)
+def test_a_publisher_that_does_not_read_is_paused_then_answered_in_full(gateway, subprotocol):
     gw = gateway()
-    p = RawPublisher(gw)
+    p = RawPublisher(gw, subprotocol)
     bad = 32 * p.window
     wrong = RawPublisher.frame(json.dumps({"type": "x" * 400}))  # each answer quotes it: ~0.5 KiB a rejection
     sent = [0]
@@ -136,3 +145,15 @@ def test_a_publisher_that_does_not_read_is_paused_then_answered_in_full(gateway)
     assert gw.get("/v1/activities/washer")[1]["activities"][0]["state"]["progress"] == 7
     p.send({"type": "ping"})
     assert p.recv() == {"type": "pong"}
+
+
+def test_only_a_publisher_authenticates_on_the_publisher_subprotocol(gateway):
+    gw = gateway()
+    ws = wsclient.connect(f"ws://127.0.0.1:{gw.port}/v1/stream", subprotocols=["lanpush.publisher"], open_timeout=10)
+    assert json.loads(ws.recv(timeout=10))["type"] == "auth_required"
+    ws.send(json.dumps({"type": "auth", "token": gw.admin, "role": "observer"}))
+    assert json.loads(ws.recv(timeout=10)) == {"type": "auth_invalid",
+                                               "message": "the lanpush.publisher subprotocol is for publishers"}
+    with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
+        ws.recv(timeout=10)
+    assert closed.value.rcvd.code == 4001

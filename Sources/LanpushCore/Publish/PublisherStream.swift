@@ -9,6 +9,14 @@ public struct PublisherStream: Sendable {
     /// Unaccepted items (and unwritten answers) a publisher may have before the gateway stops reading its socket.
     public static let defaultWindow = 1024
 
+    /// The WebSocket subprotocol a publisher asks for to be read in large pieces (the gateway reads a device's
+    /// session ~500 bytes a loop turn, which keeps 10,000 idle sessions small and holds a stream to ~3 items a turn).
+    /// Only a publisher authenticates on it; its frames are v1's.
+    public static let subprotocol = "lanpush.publisher"
+
+    /// The gateway's receive buffer for ``subprotocol``: ~100 items of a typical size per read.
+    public static let receiveBuffer = 16 * 1024
+
     public let window: Int
     /// The number of the last item read (items are numbered 1, 2, 3, … in arrival order; pings are not items).
     public private(set) var items: UInt64 = 0

@@ -146,6 +146,10 @@ final class SessionProtocol {
             session.queueControl(["type": "error", "message": .string("too many failed authentications; try again in \(seconds) s")])
             return sessions.close(session, code: 4029, reason: "try again in \(seconds) s")
         }
+        if session.transport.subprotocol == PublisherStream.subprotocol, message["role"]?.stringValue != "publisher" {
+            // Its large receive buffer is for streams; not a failed authentication (the token may be good).
+            return rejectAuth(session, "the \(PublisherStream.subprotocol) subprotocol is for publishers", failed: false)
+        }
         if message["role"]?.stringValue == "publisher" {
             // Writes: the admin token only. A valid device or viewer token is refused without counting as a failed
             // authentication (it is a known token used for the wrong thing).

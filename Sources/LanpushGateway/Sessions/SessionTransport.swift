@@ -9,7 +9,7 @@ public protocol SessionTransport: AnyObject {
     /// Close with a WebSocket close code and reason.
     func close(code: UInt16, reason: String)
     var peer: String { get }
-    /// The WebSocket subprotocol the handshake chose (`lanpush.v1`, `lanpush.v2`).
+    /// The WebSocket subprotocol the handshake chose (`lanpush.v1`, `lanpush.v2`, `lanpush.publisher`).
     var subprotocol: String { get }
     /// Stop (`true`) or resume reading the peer's frames: TCP then holds what the peer still sends (flow control of
     /// a publisher that outruns its commits or does not read its answers).
