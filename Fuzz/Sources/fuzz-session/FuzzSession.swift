@@ -21,7 +21,7 @@ struct FuzzSession {
     static let eventTypes: Set<String> = ["start", "update", "end", "lifecycle", "notification", "clear"]
     static let tags = ["washer", "ev", "dryer", "camera.front_door", "oven"]
     /// What a handshake may have chosen: lws binds only the names it serves, so nothing else reaches a session.
-    static let subprotocols = ProtocolVersion.allCases.map(\.rawValue)
+    static let subprotocols = ProtocolVersion.allCases.map(\.rawValue) + [PublisherStream.subprotocol]
 
     /// FUZZ_TRACE=1: every step and every frame is printed (to turn a finding into a regression test).
     static let trace = getenv("FUZZ_TRACE") != nil
