@@ -21,8 +21,6 @@ final class FrameBatch {
     let limit: Int
     /// Bytes gathered, frame headers included.
     private(set) var count = 0
-    /// Frames gathered.
-    private(set) var frames = 0
     /// The connection the gathered frames are for.
     private var wsi: OpaquePointer?
 
@@ -59,7 +57,6 @@ final class FrameBatch {
             UnsafeMutableRawPointer(p + header).copyMemory(from: src, byteCount: payload.count)
         }
         count += header + payload.count
-        frames += 1
         return true
     }
 
@@ -69,16 +66,7 @@ final class FrameBatch {
         guard count > 0, self.wsi == wsi else { return true }
         let n = count
         count = 0
-        frames = 0
         self.wsi = nil
         return lws_write(wsi, base.advanced(by: pre).assumingMemoryBound(to: UInt8.self), n, LWS_WRITE_HTTP) >= 0
-    }
-
-    /// Forgets what is gathered for `wsi` (its connection is gone).
-    func discard(_ wsi: OpaquePointer) {
-        guard self.wsi == wsi else { return }
-        count = 0
-        frames = 0
-        self.wsi = nil
     }
 }
