@@ -17,7 +17,7 @@ final class StreamPublisher {
     init(port: Int, token: String) throws {
         fd = try Sys.connectLoopback(port: port)
         let handshake = "GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: \(PublisherStream.subprotocol), lanpush.v1\r\n\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: \(PublisherStream.subprotocol), \(ProtocolVersion.v1.rawValue)\r\n\r\n"
         try Array(handshake.utf8).withUnsafeBytes { try Sys.writeAll(fd, $0) }
         while input.withUnsafeBytes({ $0.offset(after: "\r\n\r\n") }) == nil { try fill() }
         let end = input.withUnsafeBytes { $0.offset(after: "\r\n\r\n") }!

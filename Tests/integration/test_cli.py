@@ -287,6 +287,9 @@ def test_send_stream_of_lines(gateway, tmp_path):
     # More lines than the gateway's window: pipelined, all accepted, applied in order.
     r = lanpush("send", "--stream", "-", gw=gw, input="".join(update("Bulk", progress=i) + "\n" for i in range(3000)))
     assert r.returncode == 0 and r.stdout == "3000 of 3000 accepted\n", r.stderr
+    # On the publisher's own subprotocol, which the gateway reads in large pieces (a session's is read ~500 B a turn).
+    opened = [l for l in gw.logtext().splitlines() if "publisher session opened" in l]
+    assert opened and all("subprotocol=lanpush.publisher" in l for l in opened), opened
     assert gw.get("/v1/activities/washer")[1]["activities"][0]["state"]["progress"] == 2999
 
     # stdin and --json: every answer frame, the last one accepting every line.
