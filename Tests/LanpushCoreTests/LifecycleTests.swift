@@ -89,6 +89,24 @@ import Testing
         #expect(ledger.visibleActivities.isEmpty)
     }
 
+    /// The ledger keeps its next deadline until an activity changes: every kind of change moves it.
+    @Test func theNextDeadlineFollowsEveryChangeOfTheActivities() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        #expect(ledger.nextDeadline == nil)
+        _ = ledger.apply(update("x", stale: t0 + 60), now: t0)
+        #expect(ledger.nextDeadline == t0 + 60)
+        _ = ledger.apply(update("y", stale: t0 + 30), now: t0 + 1)  // an update in place, through the tag's slot
+        #expect(ledger.nextDeadline == t0 + 30)
+        #expect(ledger.advance(to: t0 + 31).map(\.kind) == [.lifecycle])  // stale: only the 8 h ceiling is left
+        #expect(ledger.nextDeadline == t0 + Lifecycle.maximumDuration)
+        _ = ledger.end(tag: "washer", dismissal: .after(50), now: t0 + 40)
+        #expect(ledger.nextDeadline == t0 + 90)
+        _ = ledger.dismissedByUser(tag: "washer", now: t0 + 50)
+        #expect(ledger.nextDeadline == t0 + 50)  // dismissed: due at once, to be pruned
+        #expect(ledger.pruneDismissed() == ["washer"])
+        #expect(ledger.nextDeadline == nil)
+    }
+
     @Test func staleDateMakesItStaleAndAnUpdateMakesItActiveAgain() {
         var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
         _ = ledger.apply(update("x", stale: t0 + 60), now: t0)

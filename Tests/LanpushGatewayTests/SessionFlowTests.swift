@@ -37,6 +37,29 @@ import Testing
         #expect(s.closeCode == nil)
     }
 
+    /// The tick visits only the sessions a timeout can close: a session whose frames are all acknowledged leaves
+    /// them at the next tick (with many idle sessions, walking each one four times a second held the loop), and its
+    /// next frame brings it back, so the ack timeout still counts from that frame.
+    @Test func aSessionWithEverythingAcknowledgedIsNotTimedUntilItsNextFrame() throws {
+        let gw = try TestGateway(config: Self.config(ackTimeout: 10))
+        let s = gw.connect("phone")
+        let t = gw.connect("tablet")
+        #expect(gw.core.sessions.timed == [s.id, t.id])  // pending until the tick: the auth timeout
+        gw.advance(by: 0.25)
+        #expect(gw.core.sessions.timed.isEmpty)
+        gw.push(Payload.liveUpdate(["phone", "tablet"], tag: "washer", message: "Washing"))
+        #expect(gw.core.sessions.timed == [s.id, t.id])
+        s.ack()
+        gw.advance(by: 0.25)
+        #expect(gw.core.sessions.timed == [t.id])
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Rinsing"))
+        #expect(gw.core.sessions.timed == [s.id, t.id])
+        gw.advance(by: 10)
+        #expect(s.closeCode == nil && t.closeCode == 4002)
+        gw.advance(by: 0.25)
+        #expect(s.closeCode == 4002)
+    }
+
     @Test func aQuietDeviceThatNeverAcksTheSnapshotStaysConnected() throws {
         let gw = try TestGateway(config: Self.config(ackTimeout: 1))
         gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "Washing"))

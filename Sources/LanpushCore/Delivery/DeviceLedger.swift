@@ -6,7 +6,13 @@ public struct DeviceLedger: Sendable {
     /// Changes whenever the sequence restarts (an unclean restart): clients with another epoch get a snapshot.
     public private(set) var epoch: String
     public private(set) var seq: UInt64
-    public private(set) var activities: [String: Activity] = [:]
+    public private(set) var activities: [String: Activity] = [:] {
+        // Any change of an activity may move the next deadline. A `didSet` that does not read `oldValue` still
+        // lets an activity be changed in place through its slot.
+        didSet { knownDeadline = nil }
+    }
+    /// `nextDeadline` as last worked out, until the activities change (`nil` = to be worked out again).
+    private var knownDeadline: Double?? = nil
     /// Seq-ordered plain notifications and clears not yet acknowledged.
     public private(set) var notifications: [QueuedNotification] = []
     public private(set) var history: ResumeHistory
@@ -149,9 +155,20 @@ public struct DeviceLedger: Sendable {
         return changes
     }
 
-    /// The earliest time `advance(to:)` has something to do.
+    /// The earliest time `advance(to:)` has something to do. Kept until the activities change: the loop asks every
+    /// device four times a second, and walking each one's activities then cost a millisecond a tick with 1,000
+    /// devices — a millisecond in which no request was read.
     public var nextDeadline: Double? {
-        activities.values.compactMap(Lifecycle.nextDeadline(of:)).min()
+        mutating get {
+            if let knownDeadline { return knownDeadline }
+            var earliest: Double?
+            for activity in activities.values {
+                guard let deadline = Lifecycle.nextDeadline(of: activity) else { continue }
+                if earliest.map({ deadline < $0 }) ?? true { earliest = deadline }
+            }
+            knownDeadline = .some(earliest)
+            return earliest
+        }
     }
 
     /// Forgets dismissed activities (housekeeping), except those `keeping` names. A session that still shows one

@@ -17,18 +17,26 @@ struct Housekeeping {
     func tick() {
         let now = clock()
         journal.flushPrunesAtTurnEnd()
-        for session in sessions.sessions.values where !session.closing {
+        for id in sessions.timed {
+            guard let session = sessions[id], !session.closing else {
+                sessions.untime(id)
+                continue
+            }
             switch session.role {
             case .pending:
                 if now - session.openedAt > SessionProtocol.authTimeout {
                     sessions.close(session, code: 4001, reason: "auth timeout")
                 }
-            case .device(let id):
-                if let sent = session.withCoalescer(id, { $0.oldestUnacknowledgedSentAt }) ?? nil, now - sent > config.ackTimeout {
+            case .device(let device):
+                guard let sent = session.withCoalescer(device, { $0.oldestUnacknowledgedSentAt }) ?? nil else {
+                    sessions.untime(id)  // all acknowledged: the next frame sent with none in flight times it again
+                    continue
+                }
+                if now - sent > config.ackTimeout {
                     sessions.close(session, code: 4002, reason: "ack timeout")
                 }
             case .observer, .publisher:
-                break
+                sessions.untime(id)
             }
         }
         for device in directory.sorted {

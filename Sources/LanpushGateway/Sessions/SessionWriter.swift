@@ -4,6 +4,7 @@ import LanpushCore
 /// (a device session's one coalescer; an observer's one per device, tagged with `device_id`). Loop thread only.
 struct SessionWriter {
     let directory: DeviceDirectory
+    let sessions: SessionRegistry
     let metrics: GatewayMetrics
     let frames: FrameEncoder
     let patches: PatchMemo
@@ -47,7 +48,7 @@ struct SessionWriter {
 
     /// What a session's coalescer has for it next.
     private enum Due {
-        case event(OutboundEvent)
+        case event(OutboundEvent, firstInFlight: Bool)
         case synced(UInt64)
     }
 
@@ -58,11 +59,14 @@ struct SessionWriter {
         case .device(let id):
             guard let device else { return nil }
             let due = session.withCoalescer(id) { coalescer -> Due? in
-                if let event = coalescer.next(ledger: &device.ledger, now: now, patches: patches) { return .event(event) }
+                if let event = coalescer.next(ledger: &device.ledger, now: now, patches: patches) {
+                    return .event(event, firstInFlight: coalescer.unacknowledged == 1)
+                }
                 return coalescer.takeSynced(queued: device.ledger.notifications).map(Due.synced)
             }
             switch due {
-            case .event(let event)??:
+            case .event(let event, let firstInFlight)??:
+                if firstInFlight { sessions.time(session) }  // the ack timeout counts from this frame
                 return frames.encode(event, session.version)
             case .synced(let seq)??:
                 return JSONValue.object(["type": "synced", "seq": .number(Double(seq))]).serializedBytes()
