@@ -10,7 +10,8 @@ import Testing
         staleDate: 1_800_000_900, updatedAt: 1_800_000_000, lastSeq: 3)
 
     /// The same change for many devices (each its own seq, across digit boundaries and past 2^53), interleaved
-    /// with other frames: every frame equals its own encoding, and the repeats were spliced.
+    /// with other frames: every frame equals its own encoding, and the repeats were spliced (the notification too,
+    /// across the updates between its two sends; the clear only after another clear).
     @Test func splicedFramesEqualTheirEncoding() {
         let view = Self.activity.view
         let patch: [String: JSONValue] = ["progress": 41, "message": "\"seq\":0 in a string"]
@@ -27,7 +28,28 @@ import Testing
         for event in events {
             #expect(encoder.encode(event) == event.json.serializedBytes(), "\(event)")
         }
-        #expect(encoder.spliced == 8)
+        #expect(encoder.spliced == 11)
+    }
+
+    /// Several frames written in turn to one session after another (a session is written every tag changed in a
+    /// turn): each is encoded once, and every later session's frame spliced from it.
+    @Test func interleavedFramesAreEachEncodedOnce() {
+        let states: [ContentState] = (0..<10).map { ["message": .string("step \($0)")] }
+        let views = states.map { state -> ClientView in
+            var view = Self.activity.view
+            view.state = state
+            return view
+        }
+        let encoder = FrameEncoder()
+        var seq: UInt64 = 0
+        for _ in 0..<30 {
+            for (i, view) in views.enumerated() {
+                seq += 1
+                let event = OutboundEvent.update(seq: seq, tag: "t\(i)", patch: view.state, view: view, silent: false, alert: nil)
+                #expect(encoder.encode(event) == event.json.serializedBytes())
+            }
+        }
+        #expect(encoder.spliced == 10 * 29)
     }
 
     /// Frames that differ in anything but their seq are encoded, not spliced from the last one.

@@ -16,6 +16,20 @@ import Testing
         #expect(memo.reused == 99)
     }
 
+    /// Pairs asked in turn, again and again (a session is written every tag changed in a turn, then the next session
+    /// the same tags): each computed once. Past its capacity the memo starts again, still answering right.
+    @Test func interleavedPairsAreEachComputedOnce() {
+        let memo = PatchMemo()
+        let pairs: [(ContentState, ContentState)] = (0..<10).map { (["progress": .number(Double($0))], ["progress": .number(Double($0 + 1))]) }
+        for _ in 0..<30 {
+            for (from, to) in pairs { #expect(memo.diff(from: from, to: to) == MergePatch.diff(from: from, to: to)) }
+        }
+        #expect(memo.reused == 10 * 29)
+        let many: [(ContentState, ContentState)] = (0..<(PatchMemo.capacity + 5)).map { (["n": .number(Double($0))], ["n": .null]) }
+        for (from, to) in many { #expect(memo.diff(from: from, to: to) == ["n": .null]) }
+        for (from, to) in pairs { #expect(memo.diff(from: from, to: to) == MergePatch.diff(from: from, to: to)) }
+    }
+
     /// Equal contents in other storage, or another pair: computed again, never a stale patch.
     @Test func anotherPairIsComputed() {
         let memo = PatchMemo()

@@ -167,6 +167,30 @@ import Testing
         #expect(gw.core.patches.reused - reused == devices.count - 1)
     }
 
+    /// Several tags changed in one turn: each session is written all of them, one after the other, and the next
+    /// session the same tags again — every patch and frame is still made once for all sessions, not once per session
+    /// (remembering only the last pair and frame missed at every frame here).
+    @Test func aTurnOfManyTagsComputesEachPatchAndFrameOnce() throws {
+        let devices = (0..<20).map { "d\($0)" }
+        let tags = (0..<5).map { "t\($0)" }
+        let gw = try TestGateway(config: TestGateway.defaultConfig(devices: devices))
+        let sessions = devices.map { gw.connect($0) }
+        for tag in tags { gw.push(Payload.liveUpdate(devices, tag: tag, message: "Washing")) }
+        for s in sessions { s.ack() }
+        let reused = gw.core.patches.reused, spliced = gw.core.frames.spliced
+        gw.holdWrites = true
+        for tag in tags { gw.push(Payload.liveUpdate(devices, tag: tag, message: "Rinsing")) }
+        gw.holdWrites = false
+        gw.turn()
+        for s in sessions {
+            s.read()
+            #expect(s.events.suffix(5).map { $0["tag"] } == tags.map { .string($0) })
+            #expect(s.events.suffix(5).allSatisfy { $0["patch"] == ["message": "Rinsing"] })
+        }
+        #expect(gw.core.patches.reused - reused == tags.count * (devices.count - 1))
+        #expect(gw.core.frames.spliced - spliced == tags.count * (devices.count - 1))
+    }
+
     @Test func aChokedSocketHoldsFramesAndTakesThemOnceItDrains() throws {
         let gw = try TestGateway()
         let s = gw.connect("phone")

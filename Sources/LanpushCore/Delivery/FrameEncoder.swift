@@ -1,19 +1,32 @@
 /// Encodes frames for sessions, once per distinct frame: one change fanned out to many devices gives every
-/// session the same frame but for its seq (each device counts its own), so the bytes of the last frame are kept and
-/// the next one that differs only in its seq is spliced from them instead of built and encoded again.
+/// session the same frame but for its seq (each device counts its own), so the bytes of a frame are kept and the
+/// next one that differs only in its seq is spliced from them instead of built and encoded again.
 ///
 /// Equal events encode to equal bytes (sorted keys), so a splice is byte for byte what the encoding would be.
-/// One frame is kept per protocol version, the last: fan-out writes every session of one change in the same pass,
-/// and sessions of both versions may follow the same devices. Not thread-safe: one per loop.
+/// Frames are kept per protocol version (sessions of both versions may follow the same devices) and per the storage of
+/// the event's state and patch (``StorageIdentity``): at saturation a session is written many tags in one turn and
+/// the next session the same tags in the same order, so keeping only the last frame missed at every frame. A kept
+/// frame is used only if the event equals it but for the seq; past ``capacity`` frames the table starts again empty.
+/// Not thread-safe: one per loop.
 public final class FrameEncoder {
-    /// The last event encoded in one version, its bytes and where its seq's digits are.
-    private struct Last {
-        var event: OutboundEvent?
-        var bytes: [UInt8] = []
-        var seqRange: Range<Int> = 0..<0
+    /// An event encoded in one version, its bytes and where its seq's digits are. A class: read from the table
+    /// through one reference, where a struct would be copied out of the dictionary (every string and dictionary in
+    /// the event retained and released) at each frame.
+    private final class Kept {
+        let event: OutboundEvent
+        let bytes: [UInt8]
+        let seqRange: Range<Int>
+
+        init(event: OutboundEvent, bytes: [UInt8], seqRange: Range<Int>) {
+            self.event = event
+            self.bytes = bytes
+            self.seqRange = seqRange
+        }
     }
 
-    private var last: [Last] = Array(repeating: Last(), count: ProtocolVersion.allCases.count)
+    public static let capacity = 128
+    /// Per protocol version, by the storages of the event's state and patch.
+    private var kept: [[StoragePair: Kept]] = Array(repeating: [:], count: ProtocolVersion.allCases.count)
     /// Frames spliced rather than encoded (for tests and benchmarks).
     public private(set) var spliced = 0
 
@@ -21,18 +34,17 @@ public final class FrameEncoder {
 
     public func encode(_ event: OutboundEvent, _ version: ProtocolVersion = .v1) -> [UInt8] {
         guard let seq = event.spliceableSeq else { return event.json(version).serializedBytes() }
-        let slot = version.slot
-        // Read in place: a copy of the kept event or its bytes would retain every string and dictionary in them,
-        // once per session of a fan-out.
-        if last[slot].event?.differsOnlyInSeq(from: event) == true {
+        let key = event.storagePair
+        let v = version.slot
+        if let frame = kept[v][key], frame.event.differsOnlyInSeq(from: event) {
             spliced += 1
-            let range = last[slot].seqRange
+            let range = frame.seqRange
             var out = [UInt8]()
-            out.reserveCapacity(last[slot].bytes.count + 8)
-            last[slot].bytes.withUnsafeBufferPointer { kept in
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: kept[..<range.lowerBound]))
+            out.reserveCapacity(frame.bytes.count + 8)
+            frame.bytes.withUnsafeBufferPointer { bytes in
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<range.lowerBound]))
                 JSONWriter.writeNumber(Double(seq), into: &out)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: kept[range.upperBound...]))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range.upperBound...]))
             }
             return out
         }
@@ -48,10 +60,11 @@ public final class FrameEncoder {
             range = JSONWriter.write(frame, into: &out, marking: "seq")
         }
         guard let range else {
-            last[slot].event = nil
+            kept[v].removeValue(forKey: key)
             return out
         }
-        last[slot] = Last(event: event, bytes: out, seqRange: range)
+        if kept[v].count >= Self.capacity { kept[v].removeAll(keepingCapacity: true) }
+        kept[v][key] = Kept(event: event, bytes: out, seqRange: range)
         return out
     }
 }
@@ -66,6 +79,20 @@ extension ProtocolVersion {
 }
 
 extension OutboundEvent {
+    /// What the encoder keeps the event's frame by: its state's and its patch's storage (0 where it has none, or
+    /// where a dictionary is not one reference). Events that are one frame but for the seq share them when they come
+    /// from one fan-out.
+    var storagePair: StoragePair {
+        switch self {
+        case .start(_, _, _, let view, _):
+            StoragePair(first: StorageIdentity.word(view.state) ?? 0, second: 0)
+        case .update(_, _, let patch, let view, _, _, _), .end(_, _, let patch, let view, _):
+            StoragePair(first: StorageIdentity.word(view.state) ?? 0, second: StorageIdentity.word(patch) ?? 0)
+        case .lifecycle, .notification, .clear, .snapshot, .notificationsDropped:
+            StoragePair(first: 0, second: 0)
+        }
+    }
+
     /// The seq of a frame that carries it as its top-level `seq` (every frame but a snapshot's and a drop report).
     var spliceableSeq: UInt64? {
         switch self {
