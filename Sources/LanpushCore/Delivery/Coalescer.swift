@@ -99,9 +99,9 @@ public struct Coalescer: Sendable {
         // By index: every session of every device an update goes to comes here, and each hash of the tag counts.
         let slot = pending.index(forKey: tag)
         if let slot {
-            pending.values[slot].newest = change.seq
-            pending.values[slot].allSilent = pending.values[slot].allSilent && silent
-            if let alert = change.alert { pending.values[slot].alert = alert }
+            // In one access: reading a member through `pending.values[slot]` copies the entry (its alert's strings
+            // retained and released) before the next write.
+            Self.merge(change, silent: silent, into: &pending.values[slot])
         } else {
             pending[tag] = Pending(newest: change.seq, oldest: change.seq, allSilent: silent, alert: change.alert)
         }
@@ -113,6 +113,12 @@ public struct Coalescer: Sendable {
             orderHead = 0
         }
         return slot != nil
+    }
+
+    private static func merge(_ change: Change, silent: Bool, into entry: inout Pending) {
+        entry.newest = change.seq
+        entry.allSilent = entry.allSilent && silent
+        if let alert = change.alert { entry.alert = alert }
     }
 
     /// Entries this session holds: views, pending slots and order entries (for the O(tags) memory bound).
