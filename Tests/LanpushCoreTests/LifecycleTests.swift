@@ -89,6 +89,32 @@ import Testing
         #expect(ledger.visibleActivities.isEmpty)
     }
 
+    /// The relay body rides on the activity it came with: set by the change that brought it (in place), kept by one
+    /// that brings none, replaced by a new start and by `setRelayBody`, copied with the box a copy holds — and never
+    /// part of what the activity is (equality, hash).
+    @Test func theRelayBodyRidesOnTheActivityItCameWith() {
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        _ = ledger.apply(update("Cycle started"), now: t0, relayBody: ["message": "Cycle started"])
+        #expect(ledger.activities["washer"]?.relayBody == ["message": "Cycle started"])
+        let box = ledger.activities["washer"]!.boxIdentity
+        _ = ledger.apply(update("Rinsing"), now: t0 + 1, relayBody: ["message": "Rinsing"])
+        #expect(ledger.activities["washer"]!.boxIdentity == box)
+        #expect(ledger.activities["washer"]?.relayBody == ["message": "Rinsing"])
+        _ = ledger.apply(update("Spinning"), now: t0 + 2)
+        #expect(ledger.activities["washer"]?.relayBody == ["message": "Rinsing"])
+        let held = ledger.activities["washer"]!
+        _ = ledger.apply(.end(EndRequest(tag: "washer", dismissal: .after(60))), now: t0 + 3, relayBody: ["message": "clear_notification"])
+        #expect(ledger.activities["washer"]?.relayBody == ["message": "clear_notification"])
+        #expect(held.relayBody == ["message": "Rinsing"])
+        ledger.setRelayBody(["message": "cleared by the gateway"], of: "washer")
+        #expect(ledger.activities["washer"]?.relayBody == ["message": "cleared by the gateway"])
+        _ = ledger.apply(update("Again"), now: t0 + 4, relayBody: ["message": "Again"])  // a new start over the ended one
+        #expect(ledger.activities["washer"]?.phase == .active && ledger.activities["washer"]?.relayBody == ["message": "Again"])
+        var twin = held
+        twin.relayBody = ["message": "other"]
+        #expect(twin == held && twin.hashValue == held.hashValue && held.relayBody == ["message": "Rinsing"])
+    }
+
     /// The ledger keeps its next deadline until an activity changes: every kind of change moves it.
     @Test func theNextDeadlineFollowsEveryChangeOfTheActivities() {
         var ledger = DeviceLedger(deviceId: "d", epoch: "e1")

@@ -26,20 +26,41 @@ public struct Activity: Sendable, Hashable {
         }
     }
 
-    /// Sendable because it is never mutated while shared: `fields` copies the box first unless it is the only
-    /// reference (the standard library's copy-on-write rule).
+    /// Sendable because it is never mutated while shared: `fields` and `relayBody` copy the box first unless it is
+    /// the only reference (the standard library's copy-on-write rule).
     private final class Box: @unchecked Sendable {
         var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
+        var relayBody: JSONValue?
+        init(_ fields: Fields, relayBody: JSONValue? = nil) {
+            self.fields = fields
+            self.relayBody = relayBody
+        }
     }
 
     private var box: Box
 
+    private mutating func makeBoxUnique() {
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields, relayBody: box.relayBody) }
+    }
+
     private var fields: Fields {
         get { box.fields }
         _modify {
-            if !isKnownUniquelyReferenced(&box) { box = Box(box.fields) }
+            makeBoxUnique()
             yield &box.fields
+        }
+    }
+
+    /// The request that last started, changed or ended it, as Home Assistant's relay takes it for this device: what a
+    /// hand-over sends when the device leaves the LAN before it has that change. Kept here, not in a table of the
+    /// device's own, because the ledger already finds the activity for each change (a second lookup by tag for every
+    /// device an update goes to cost ~5 % of a fan-out). Not part of the activity's value — equality, hash, the store:
+    /// after a restart there is none, as the relay path keeps nothing across one.
+    public var relayBody: JSONValue? {
+        get { box.relayBody }
+        set {
+            makeBoxUnique()
+            box.relayBody = newValue
         }
     }
 
@@ -111,6 +132,7 @@ public struct Activity: Sendable, Hashable {
     /// Which box holds the fields: the same one after an in-place change.
     var boxIdentity: ObjectIdentifier { ObjectIdentifier(box) }
 
+    /// The fields only: the relay body is how the activity was sent, not what it is.
     public static func == (a: Activity, b: Activity) -> Bool { a.box === b.box || a.box.fields == b.box.fields }
 
     public func hash(into hasher: inout Hasher) { box.fields.hash(into: &hasher) }

@@ -70,20 +70,27 @@ public struct DeviceLedger: Sendable {
     /// Applies an interpreted payload and returns the changes it made. A `clear_notification` ends (and, unless it
     /// names a dismissal, dismisses) the activity under its tag and clears the notifications with that tag: an end
     /// and a clear. A full notification queue drops its oldest entry. Companion-app commands change nothing here.
-    public mutating func apply(_ command: PushCommand, now: Double, webhookId: String? = nil) -> [Change] {
+    /// `relayBody`: the payload as the relay takes it for this device, kept on the activity it starts, changes or ends
+    /// (`Activity.relayBody`); `nil` keeps what the activity had.
+    public mutating func apply(
+        _ command: PushCommand, now: Double, webhookId: String? = nil, relayBody: JSONValue? = nil
+    ) -> [Change] {
         switch command {
         case .liveUpdate(let update):
             let seq = nextSeq()
-            // One lookup of the tag serves the history's view before the change and the change itself (an update
-            // goes to every device it targets, so each hash of the tag counts), and the activity is changed in
-            // place through its slot.
+            // One lookup of the tag serves the history's view before the change, the change itself and its relay
+            // body (an update goes to every device it targets, so each hash of the tag counts), and the activity is
+            // changed in place through its slot.
             guard let slot = activities.index(forKey: update.tag) else {
                 record(seq, tag: update.tag, before: nil)
-                activities[update.tag] = Lifecycle.start(update, seq: seq, now: now, webhookId: webhookId)
+                var activity = Lifecycle.start(update, seq: seq, now: now, webhookId: webhookId)
+                activity.relayBody = relayBody
+                activities[update.tag] = activity
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
             record(seq, tag: update.tag, before: activities.values[slot])
-            if Lifecycle.apply(update, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId) {
+            let started = Self.apply(update, relayBody: relayBody, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId)
+            if started {
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
             return [Change(seq: seq, kind: .update, tag: update.tag, silent: update.silent, alert: update.alert)]
@@ -91,6 +98,7 @@ public struct DeviceLedger: Sendable {
             var changes = [Change]()
             if let change = end(tag: request.tag, dismissal: request.dismissal, now: now, staleDate: request.staleDate, relevanceScore: request.relevanceScore) {
                 changes.append(change)
+                if let relayBody { setRelayBody(relayBody, of: request.tag) }
             }
             changes.append(enqueue(.clear(tag: request.tag), now: now))
             return changes
@@ -99,6 +107,23 @@ public struct DeviceLedger: Sendable {
         case .command:
             return []
         }
+    }
+
+    /// `Lifecycle.apply` and the relay body, in one access to the activity's slot.
+    private static func apply(
+        _ update: LiveUpdate, relayBody: JSONValue?, to activity: inout Activity, seq: UInt64, now: Double,
+        webhookId: String?
+    ) -> Bool {
+        let started = Lifecycle.apply(update, to: &activity, seq: seq, now: now, webhookId: webhookId)
+        if let relayBody { activity.relayBody = relayBody }
+        return started
+    }
+
+    /// Replaces the relay body of the activity under `tag` (an end the gateway made itself, which came with no
+    /// payload of Home Assistant's); nothing when there is none.
+    public mutating func setRelayBody(_ body: JSONValue, of tag: String) {
+        guard let slot = activities.index(forKey: tag) else { return }
+        activities.values[slot].relayBody = body
     }
 
     /// Ends the live activity under `tag`, or applies a new dismissal to an ended one still visible; `nil` when

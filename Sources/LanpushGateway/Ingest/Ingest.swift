@@ -127,7 +127,7 @@ final class Ingest {
         case .notification:
             routed = routeNotification(request, to: device, webhookId: webhookId, body: body, url: url)
         case .liveUpdate, .end:
-            let changes = apply(request, to: device, webhookId: webhookId)
+            let changes = apply(request, to: device, webhookId: webhookId, body: body)
             // A clear_notification that ended an activity makes an end and a clear: one request to the relay.
             let endedSome = changes.contains { $0.kind == .end }
             let relayed = handOver(changes.filter { !(endedSome && $0.kind == .clear) }, of: device, body: body, url: url)
@@ -146,7 +146,7 @@ final class Ingest {
             relay.relayNow(body, of: device, url: url)
             return Routed(lan: .none, relay: true)
         }
-        let changes = apply(request, to: device, webhookId: webhookId)
+        let changes = apply(request, to: device, webhookId: webhookId, body: body)
         let lan: Routed.LAN = device.isConnected ? .delivered : .queued
         if way == .both {
             guard let url else { return Routed(lan: lan, relay: false) }
@@ -166,10 +166,11 @@ final class Ingest {
         return body
     }
 
-    /// The ledger takes the command; its changes are journaled and fanned out to the device's sessions.
-    private func apply(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?) -> [Change] {
+    /// The ledger takes the command (and keeps `body` on the activity it changes, for a later drain); its changes are
+    /// journaled and fanned out to the device's sessions.
+    private func apply(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBody) -> [Change] {
         let dropped = device.ledger.droppedNotificationTotal
-        let changes = device.ledger.apply(request.command, now: request.acceptedAt, webhookId: webhookId)
+        let changes = device.ledger.apply(request.command, now: request.acceptedAt, webhookId: webhookId, relayBody: body.json)
         directory.settleHistory(of: device)
         if device.ledger.droppedNotificationTotal > dropped {
             let count = device.ledger.droppedNotificationTotal - dropped
@@ -183,15 +184,12 @@ final class Ingest {
         return changes
     }
 
-    /// The LAN-first rule: remembers each change's relay body (for a later drain) and, while the device is gone,
-    /// relays the changes now. Returns whether anything went to the relay.
+    /// The LAN-first rule: remembers each notification's relay body (for a later drain; an activity's is kept on
+    /// it by the ledger) and, while the device is gone, relays the changes now. Returns whether anything went to the
+    /// relay.
     private func handOver(_ changes: [Change], of device: DeviceRecord, body: RelayBody, url: String?) -> Bool {
-        for change in changes {
-            if change.isSlotChange, let tag = change.tag {
-                device.relayBodies[tag] = body.json
-            } else {
-                device.relayNotificationBodies[change.seq] = body.json
-            }
+        for change in changes where !(change.isSlotChange && change.tag != nil) {
+            device.relayNotificationBodies[change.seq] = body.json
         }
         let oldest = device.ledger.notifications.first?.seq ?? device.ledger.seq + 1
         if device.relayNotificationBodies.count > device.ledger.notifications.count {

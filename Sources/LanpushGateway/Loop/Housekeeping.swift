@@ -54,10 +54,7 @@ struct Housekeeping {
             guard !device.ledger.activities.values.contains(where: { relay.owesEnd(of: $0, on: device) }) else { continue }
             let removed = device.ledger.pruneDismissed { sessions.oweEnd(of: $0, on: device) }
             journal.recordRemovedActivities(of: device, tags: removed)
-            for tag in removed {
-                device.relayBodies.removeValue(forKey: tag)
-                device.relayedSeq.removeValue(forKey: tag)
-            }
+            for tag in removed { device.relayedSeq.removeValue(forKey: tag) }
         }
         metrics.resumeHistoryBytes.record(directory.historyBytes)
         relay.pump()

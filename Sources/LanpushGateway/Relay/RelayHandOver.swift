@@ -167,7 +167,7 @@ final class RelayHandOver {
         for activity in device.ledger.activities.values.sorted(by: { $0.lastSeq < $1.lastSeq }) {
             // What the phone has: what a LAN session acknowledged, or what the relay already delivered of the tag.
             let has = max(device.deliveredSeq, device.relayedSeq[activity.tag] ?? 0)
-            guard activity.lastSeq > has, let body = device.relayBodies[activity.tag] else { continue }
+            guard activity.lastSeq > has, let body = activity.relayBody else { continue }
             let kind: RelayItem.Kind =
                 activity.generation > has ? .start : (activity.phase == .ended || activity.phase == .dismissed ? .end : .update)
             if kind == .start, !activity.phase.isLive { continue }  // started and ended unseen: nothing to show
@@ -186,15 +186,16 @@ final class RelayHandOver {
     /// instead of repeating its content. `relayIfGone`: a gone device gets the end now (else its phone shows the
     /// activity until its own 8 h); an activity the relay already ends is not ended twice.
     func ended(_ changes: [Change], of device: DeviceRecord, relayIfGone: Bool) {
-        var ends = [(tag: String, seq: UInt64)]()
+        var ends = [(tag: String, seq: UInt64, body: JSONValue)]()
         for change in changes where change.kind == .end {
-            guard let tag = change.tag, let body = device.relayBodies[tag] else { continue }
-            if body["message"]?.stringValue != PayloadInterpreter.clearCommand { ends.append((tag, change.seq)) }
-            device.relayBodies[tag] = Self.clearBody(of: body, tag: tag)
+            guard let tag = change.tag, let body = device.ledger.activities[tag]?.relayBody else { continue }
+            let clear = Self.clearBody(of: body, tag: tag)
+            if body["message"]?.stringValue != PayloadInterpreter.clearCommand { ends.append((tag, change.seq, clear)) }
+            device.ledger.setRelayBody(clear, of: tag)
         }
         guard relayIfGone, !ends.isEmpty, !device.isConnected, isReachable(device), let url = url(for: device) else { return }
         for end in ends {
-            submit(RelayItem(device: device.id, tag: end.tag, kind: .end, url: url, body: device.relayBodies[end.tag]!, seq: end.seq))
+            submit(RelayItem(device: device.id, tag: end.tag, kind: .end, url: url, body: end.body, seq: end.seq))
         }
         pump()
     }
@@ -203,7 +204,7 @@ final class RelayHandOver {
     /// they go away without it, `deviceGone` sends it to the relay — so it must stay until then. Bounded by the ack
     /// timeout: a session that never acknowledges it is closed, and the drain takes it.
     func owesEnd(of activity: Activity, on device: DeviceRecord) -> Bool {
-        activity.phase == .dismissed && device.isConnected && device.relayBodies[activity.tag] != nil && isReachable(device)
+        activity.phase == .dismissed && device.isConnected && activity.relayBody != nil && isReachable(device)
             && activity.lastSeq > max(device.deliveredSeq, device.relayedSeq[activity.tag] ?? 0)
     }
 
