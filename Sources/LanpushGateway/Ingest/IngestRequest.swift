@@ -90,7 +90,9 @@ struct IngestRequest {
         var registrationInfo: [String: JSONValue]?
         var liveActivityToken: String?
 
-        init(_ request: IngestRequest, _ device: DeviceRecord) {
+        /// `request` borrowed: an initializer takes its arguments owned, and the copy that made (every string and
+        /// dictionary of the request retained, then released) was ~2.5 % of a fan-out's time, once per device.
+        init(_ request: borrowing IngestRequest, _ device: DeviceRecord) {
             pushToken = device.registration?.pushToken
             registrationInfo = device.registration?.registrationInfo
             liveActivityToken = request.liveActivityToken
