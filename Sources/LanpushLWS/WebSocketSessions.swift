@@ -265,6 +265,9 @@ final class WebSocketSessions {
     func removeAll() {
         keepaliveTimer?.cancel()
         keepaliveTimer = nil
+        // The context is gone: a connection still held elsewhere (a session's transport) must not reach lws with a
+        // handle it freed — without one, every call is a no-op.
+        for conn in connections.values { conn.wsi = nil }
         connections.removeAll()
         wantWritable.removeAll()
         pendingUpgrades.removeAll()

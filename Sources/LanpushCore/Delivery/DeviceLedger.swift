@@ -89,7 +89,7 @@ public struct DeviceLedger: Sendable {
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
             record(seq, tag: update.tag, before: activities.values[slot])
-            let started = Self.apply(update, relayBody: relayBody, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId)
+            let started = Self.applyUpdate(update, relayBody: relayBody, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId)
             if started {
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
@@ -110,7 +110,7 @@ public struct DeviceLedger: Sendable {
     }
 
     /// `Lifecycle.apply` and the relay body, in one access to the activity's slot.
-    private static func apply(
+    private static func applyUpdate(
         _ update: LiveUpdate, relayBody: JSONValue?, to activity: inout Activity, seq: UInt64, now: Double,
         webhookId: String?
     ) -> Bool {
