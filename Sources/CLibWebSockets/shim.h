@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
+/* libev: lws's libev plugin on a loop the adapter owns (EventLoop.swift). No libev 3 names (ev_loop as a function). */
+#define EV_COMPAT3 0
+#include <ev.h>
 
 /*
  * Macros Swift cannot import (they are computed expressions), exposed as
@@ -25,6 +28,7 @@ static inline uint64_t lanpush_opt_validate_utf8(void) { return LWS_SERVER_OPTIO
 static inline uint64_t lanpush_opt_disable_os_ca_certs(void) { return LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS; }
 static inline uint64_t lanpush_opt_do_ssl_global_init(void) { return LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT; }
 static inline uint64_t lanpush_opt_libuv(void) { return LWS_SERVER_OPTION_LIBUV; }
+static inline uint64_t lanpush_opt_libev(void) { return LWS_SERVER_OPTION_LIBEV; }
 /* TLS and plain on one port: lws tells a TLS ClientHello from a plain request by its first bytes. */
 static inline uint64_t lanpush_opt_allow_non_ssl_on_ssl_port(void) { return LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT; }
 /* ...and serve a plain request found there as plain HTTP (without it lws only hangs up or redirects). */
@@ -90,6 +94,89 @@ static inline int lanpush_uv_event_pipe_fd(void *loop)
 	int found = -1;
 	uv_walk((uv_loop_t *)loop, lanpush_uv_find_wake_pipe, &found);
 	return found;
+}
+
+/* libev: a loop on epoll (never select/poll: the point is not scanning every connection per turn). */
+static inline void *lanpush_ev_loop_new(void)
+{
+	return ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
+}
+
+/* One turn: block for at least one event, handle what is ready. */
+static inline void lanpush_ev_run_once(void *loop) { ev_run((struct ev_loop *)loop, EVRUN_ONCE); }
+
+/* After lws_context_destroy: lws stopped its watchers synchronously; nothing of lws's is left on the loop. */
+static inline void lanpush_ev_loop_free(void *loop) { ev_loop_destroy((struct ev_loop *)loop); }
+
+/* A timer of the adapter's own on a libev loop: `fire(owner)` when it expires. `w` must stay first. */
+typedef struct lanpush_ev_timer {
+	ev_timer w;
+	void (*fire)(void *owner);
+	void *owner;
+} lanpush_ev_timer_t;
+
+static void lanpush_ev_timer_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	lanpush_ev_timer_t *t = (lanpush_ev_timer_t *)w;
+	(void)loop;
+	(void)revents;
+	t->fire(t->owner);
+}
+
+static inline lanpush_ev_timer_t *lanpush_ev_timer_new(void (*fire)(void *owner), void *owner)
+{
+	lanpush_ev_timer_t *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	ev_timer_init(&t->w, lanpush_ev_timer_cb, 0., 0.);
+	t->fire = fire;
+	t->owner = owner;
+	return t;
+}
+
+/* (Re)arms: stopped first, since libev ignores a new time set on a running timer. */
+static inline void lanpush_ev_timer_arm(void *loop, lanpush_ev_timer_t *t, double after, double repeat)
+{
+	ev_timer_stop((struct ev_loop *)loop, &t->w);
+	ev_now_update((struct ev_loop *)loop);
+	ev_timer_set(&t->w, after, repeat);
+	ev_timer_start((struct ev_loop *)loop, &t->w);
+}
+
+static inline void lanpush_ev_timer_stop(void *loop, lanpush_ev_timer_t *t)
+{
+	ev_timer_stop((struct ev_loop *)loop, &t->w);
+}
+
+static inline void lanpush_ev_timer_free(void *loop, lanpush_ev_timer_t *t)
+{
+	if (!t)
+		return;
+	if (loop)
+		ev_timer_stop((struct ev_loop *)loop, &t->w);
+	free(t);
+}
+
+static void lanpush_ev_cancel_service(void *context) { lws_cancel_service((struct lws_context *)context); }
+
+/* Every `seconds`: lws_cancel_service, which lws handles as I/O and then runs its due timers (EventLoop.swift). */
+static inline lanpush_ev_timer_t *lanpush_ev_nudge_new(void *loop, void *context, double seconds)
+{
+	lanpush_ev_timer_t *t = lanpush_ev_timer_new(lanpush_ev_cancel_service, context);
+	if (t)
+		lanpush_ev_timer_arm(loop, t, seconds, seconds);
+	return t;
+}
+
+/* Services a socket as writable, as a poll reporting POLLOUT would (see HTTPTransaction.swift). */
+static inline int lanpush_service_writable(struct lws_context *context, struct lws *wsi)
+{
+	struct lws_pollfd pfd;
+
+	pfd.fd = lws_get_socket_fd(wsi);
+	pfd.events = LWS_POLLOUT;
+	pfd.revents = LWS_POLLOUT;
+	return lws_service_fd(context, &pfd);
 }
 
 /*

@@ -32,8 +32,8 @@ final class HTTPTransaction {
 /// ``HTTPResponseWriter``.
 ///
 /// An answer is written right after the loop turn that produced it (``flushAnswers()``), like the WebSocket writes:
-/// asking lws for a writable callback instead costs a POLLOUT flip on and off, and on the libuv loop each flip
-/// removes the socket from epoll and adds it back (docs/BENCHMARKS.md). lws's writable callback still carries
+/// asking lws for a writable callback instead costs a POLLOUT flip on and off: an `epoll_ctl` each on libev, a
+/// removal from epoll and a re-add on libuv (docs/BENCHMARKS.md). lws's writable callback still carries
 /// answers that close the connection, pipelined ones, and the rest of an answer the socket did not take whole.
 ///
 /// lws 4.1 workarounds live here:
@@ -204,36 +204,56 @@ final class HTTPTransactions {
     /// After each loop turn, outside every lws callback: the answers queued during the turn. What the kernel does
     /// not take whole stays with lws, which flushes it on POLLOUT and only then completes the transaction. Then
     /// the input of each request of the turn still waiting for its answer is paused.
+    ///
+    /// lws 4.1 mis-frames a pipelined request that waits in its input buffer behind a request with a body once
+    /// that transaction completes, and then re-delivers the body's completion in a busy loop. Which connection
+    /// holds buffered input lws does not say, only whether any does (its "do not wait in poll" test), and whether
+    /// its re-delivery or a writable callback comes first differs between its event loops. So when any input is
+    /// buffered at the end of the turn that read a request with a body, that request counts as pipelined: its
+    /// answer goes out with `Connection: close` whenever it comes, and a pipelining client retries the rest.
     func flushAnswers() {
-        writeAnswersDue()
+        guard !answersDue.isEmpty || !pausesDue.isEmpty else { return }
+        let inputBuffered = server.loop.context.map { lws_service_adjust_timeout($0, 1, 0) == 0 } ?? true
+        writeAnswersDue(inputBuffered: inputBuffered)
         guard !pausesDue.isEmpty else { return }
         for tx in pausesDue where transactions[tx.id] === tx && tx.response == nil && !tx.inputPaused {
+            if inputBuffered && tx.expected > 0 { tx.pipelined = true }
             tx.inputPaused = true
             lws_rx_flow_control(tx.wsi, 0)
         }
         pausesDue.removeAll(keepingCapacity: true)
     }
 
-    private func writeAnswersDue() {
+    private func writeAnswersDue(inputBuffered: Bool) {
         guard !answersDue.isEmpty else { return }
         let batch = answersDue
         answersDue.removeAll(keepingCapacity: true)
-        // lws 4.1 mis-frames a pipelined request that waits in its input buffer when the transaction before it
-        // completes here; it re-delivers that request's body completion on its next pass instead, where the
-        // answer goes out with `Connection: close`. Which connection holds buffered input lws does not say, only
-        // whether any does (its "do not wait in poll" test): then every answer of this turn takes that way.
-        let inputBuffered = server.loop.context.map { lws_service_adjust_timeout($0, 1, 0) == 0 } ?? true
         for tx in batch {
             guard transactions[tx.id] === tx, let r = tx.response else { continue }
-            // Became pipelined meanwhile, may be pipelined, or lws still holds bytes of this connection to send:
-            // the writable callback takes it.
+            if inputBuffered && tx.expected > 0 { tx.pipelined = true }
+            // Pipelined, may be pipelined, or lws still holds bytes of this connection to send: the writable
+            // callback takes it (a request without a body completes there and lws serves what follows in order).
             if inputBuffered || !writesAfterTurn(tx, r) || lws_partial_buffered(tx.wsi) != 0 {
                 lws_callback_on_writable(tx.wsi)
                 continue
             }
             // Outside a callback lws cannot be told to hang up by a return value: it closes on its next service.
-            if write(tx, tx.wsi) != 0 { lws_set_timeout(tx.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC) }
+            if write(tx, tx.wsi) != 0 {
+                lws_set_timeout(tx.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            } else if transactions[tx.id] == nil {
+                settleKeepAlive(tx.wsi)
+            }
         }
+    }
+
+    /// A keep-alive transaction just completed: lws parks the connection until a poll reports it writable (POLLOUT
+    /// on, and off again at that pass) before it reads the next request. The socket has just taken a whole answer,
+    /// so it is writable: telling lws so now turns POLLOUT on and off within this turn, which libev, applying only a
+    /// turn's net change, never passes to epoll — no `epoll_ctl` and no extra pass per request. Not on libuv, where
+    /// each of those changes reaches epoll at once.
+    private func settleKeepAlive(_ wsi: OpaquePointer) {
+        guard server.loop.kind == .libev, let ctx = server.loop.context else { return }
+        _ = lanpush_service_writable(ctx, wsi)
     }
 
     private func dispatch(_ tx: HTTPTransaction) {
@@ -247,7 +267,7 @@ final class HTTPTransactions {
         guard tx.response == nil, transactions[tx.id] != nil else { return }
         // Answered later: hold further input (a pipelined next request) until then — from the end of this turn, so
         // that an answer given within the turn (the delegate answers when the turn's changes are committed) skips
-        // the pause and its undoing: each is an interest change, an epoll_ctl removal and re-add on the libuv loop.
+        // the pause and its undoing: each is an interest change (an epoll_ctl; a removal and a re-add on libuv).
         pausesDue.append(tx)
         lws_set_timeout(tx.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(clamping: options.responseTimeout))
     }

@@ -109,7 +109,7 @@ public struct LWSServerOptions: Sendable {
         webSocketProtocols: [String] = ["lanpush.v1"],
         extraHeaderNames: [String] = [],
         libraryLogMask: Int32 = 1 | 2,
-        eventLoop: LWSEventLoopKind = .libuv,
+        eventLoop: LWSEventLoopKind = .libev,
         tlsClients: Bool = true
     ) {
         self.host = host

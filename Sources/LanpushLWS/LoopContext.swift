@@ -35,7 +35,7 @@ final class LoopContext {
 
     deinit { destroy() }
 
-    /// Creates the context on the wanted loop (`.poll` when libuv is unavailable); `info` must describe a
+    /// Creates the context on the wanted loop (or the next one down, EventLoop.swift); `info` must describe a
     /// single-threaded context. With an fd budget the soft RLIMIT_NOFILE equals it while lws sizes its tables
     /// (FileLimit.swift).
     func create(_ info: inout lws_context_creation_info, want: LWSEventLoopKind, fdBudget: Int) -> OpaquePointer? {
@@ -45,6 +45,7 @@ final class LoopContext {
         }
         context = ctx
         timers.context = ctx
+        timers.evLoop = loop.libevLoop
         return ctx
     }
 

@@ -12,8 +12,8 @@ public final class LWSTimer {
     public var isPending: Bool { body != nil }
 }
 
-/// The timers of one lws context: a min-heap of deadlines behind a single lws sorted-usec-list entry, so any
-/// number of `schedule(after:)` calls cost one lws timer.
+/// The timers of one lws context: a min-heap of deadlines behind a single lws sorted-usec-list entry (a libev timer
+/// of the adapter's own on libev), so any number of `schedule(after:)` calls cost one timer of the loop.
 ///
 /// Why not one lws timer each: lws 4.1 keeps its timers in one sorted list and inserts with a linear walk, already
 /// a visible cost with its own per-connection timers (docs/BENCHMARKS.md); a heap insert is logarithmic.
@@ -27,6 +27,10 @@ final class LoopTimers {
     /// The context timers arm on; `nil` before it exists and from the start of its teardown (then nothing is
     /// scheduled and nothing more runs).
     var context: OpaquePointer?
+    /// On lws's libev plugin: the loop the timers arm on directly, since lws 4.1's libev glue ignores an lws timer
+    /// earlier than the one it has armed (EventLoop.swift). `nil` on the other loops: one lws timer.
+    var evLoop: UnsafeMutableRawPointer?
+    private var evTimer: UnsafeMutablePointer<lanpush_ev_timer_t>?
 
     init() {
         sul = .allocate(capacity: 1)
@@ -35,6 +39,7 @@ final class LoopTimers {
     }
 
     deinit {
+        lanpush_ev_timer_free(evLoop, evTimer)
         sul.deinitialize(count: 1)
         sul.deallocate()
     }
@@ -54,17 +59,34 @@ final class LoopTimers {
     func cancelAll() {
         context = nil
         lws_sul_cancel(lanpush_lws_timer_sul(sul))
+        lanpush_ev_timer_free(evLoop, evTimer)
+        evTimer = nil
+        evLoop = nil
         heap.removeAll()
     }
 
     private func arm() {
         guard let ctx = context else { return }
-        guard let top = heap.peek() else {
+        let delay = heap.peek().map { max(0, $0.deadline - lws_now_usecs()) }
+        if let evLoop {
+            armOnLibev(evLoop, delay: delay)
+        } else if let delay {
+            lws_sul_schedule(ctx, 0, lanpush_lws_timer_sul(sul), lanpushLoopTimersFired, delay)
+        } else {
             lws_sul_cancel(lanpush_lws_timer_sul(sul))
-            return
         }
-        let delay = max(0, top.deadline - lws_now_usecs())
-        lws_sul_schedule(ctx, 0, lanpush_lws_timer_sul(sul), lanpushLoopTimersFired, delay)
+    }
+
+    private func armOnLibev(_ loop: UnsafeMutableRawPointer, delay: Int64?) {
+        if evTimer == nil {
+            evTimer = lanpush_ev_timer_new(lanpushLoopTimersFiredOnLibev, Unmanaged.passUnretained(self).toOpaque())
+        }
+        guard let evTimer else { return }
+        if let delay {
+            lanpush_ev_timer_arm(loop, evTimer, Double(delay) / 1e6, 0)
+        } else {
+            lanpush_ev_timer_stop(loop, evTimer)
+        }
     }
 
     fileprivate func fired() {
@@ -83,6 +105,11 @@ final class LoopTimers {
 private func lanpushLoopTimersFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
     guard let sul, let me = lanpush_lws_timer_owner(sul) else { return }
     Unmanaged<LoopTimers>.fromOpaque(me).takeUnretainedValue().fired()
+}
+
+private func lanpushLoopTimersFiredOnLibev(_ owner: UnsafeMutableRawPointer?) {
+    guard let owner else { return }
+    Unmanaged<LoopTimers>.fromOpaque(owner).takeUnretainedValue().fired()
 }
 
 /// Binary min-heap on (deadline, seq): equal deadlines run in scheduling order.

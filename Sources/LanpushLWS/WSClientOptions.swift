@@ -27,7 +27,7 @@ public struct WSClientOptions: Sendable {
     /// ``WSClientLoop`` only: lws `fd_limit_per_thread`, i.e. about how many connections the loop can hold.
     /// Keep it below RLIMIT_NOFILE (lws 4.1 misbehaves at EMFILE).
     public var fdLimit: Int
-    /// ``WSClientLoop`` only: the event loop under the context (many connections: epoll through libuv).
+    /// ``WSClientLoop`` only: the event loop under the context (many connections: epoll through libev).
     public var eventLoop: LWSEventLoopKind
     /// After this side sent its close frame: seconds it keeps reading (and dropping) what the server still sends,
     /// waiting for the server's close frame, before it closes the socket anyway (closing with unread input makes
@@ -45,7 +45,7 @@ public struct WSClientOptions: Sendable {
         libraryLogMask: Int32 = 1 | 2,
         acceptBinary: Bool = false,
         fdLimit: Int = 256,
-        eventLoop: LWSEventLoopKind = .libuv,
+        eventLoop: LWSEventLoopKind = .libev,
         closeHandshakeTimeout: Int = 2
     ) {
         self.maxMessageBytes = maxMessageBytes

@@ -4,8 +4,8 @@ import CLibWebSockets
 /// (reassembled messages to the delegate; dropped once closing), their writes and their end.
 ///
 /// Writes happen right after each loop turn (``flushWritable()``), not from lws's writable callback: that callback
-/// costs a POLLOUT flip on and off per write, and on the libuv loop each flip removes the socket from epoll and
-/// adds it back (docs/BENCHMARKS.md), plus a turn of latency. Changes of one turn still merge (one
+/// costs a POLLOUT flip on and off per write — an `epoll_ctl` each on libev, a removal and a re-add on libuv
+/// (docs/BENCHMARKS.md) — plus a turn of latency. Changes of one turn still merge (one
 /// `wsWritable` per connection per turn). lws's callback is still used when lws holds unsent bytes for the socket,
 /// for close frames and after a write error, because only from there can lws close the connection.
 ///

@@ -82,9 +82,12 @@ struct ClientTests {
         #expect(c.sync { c.loop.connectionCount } == 0)
     }
 
-    /// Either loop on either side: text both ways and close codes both ways. libuv is the default and must
-    /// actually be in use here (Debian's lws ships the plugin); poll is the fallback when it is missing.
-    @Test(arguments: [(LWSEventLoopKind.libuv, LWSEventLoopKind.poll), (.poll, .libuv), (.libuv, .libuv)])
+    /// Any loop on either side: text both ways and close codes both ways. Each must actually be in use here
+    /// (Debian's lws ships both plugins); poll is the fallback when they are missing.
+    @Test(arguments: [
+        (LWSEventLoopKind.libev, LWSEventLoopKind.libev), (.libev, .libuv), (.libuv, .libev), (.poll, .libev),
+        (.libuv, .poll), (.poll, .libuv), (.libuv, .libuv),
+    ])
     func eventLoopsInterwork(server serverLoop: LWSEventLoopKind, client clientLoop: LWSEventLoopKind) throws {
         var so = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
         so.eventLoop = serverLoop

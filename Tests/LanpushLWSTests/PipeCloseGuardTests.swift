@@ -12,7 +12,9 @@ import Glibc
 @Suite("lws's cancel pipe at teardown")
 struct PipeCloseGuardTests {
     @Test func aDescriptorOpenedBetweenLwsTwoClosesOfItsPipeSurvives() throws {
-        let s = try RunningServer()
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
+        o.eventLoop = .libuv
+        let s = try RunningServer(o)
         // Open a WebSocket so that the teardown closes a connection too (a callback after the pipe's first close).
         let ws = try WSClient(port: s.port, timeout: 5)
         try ws.sendText("hello")
