@@ -34,12 +34,13 @@ struct EventLoopTests {
         }
         #expect(waitUntil(3) { ranAt.get() != nil })
         let waited = try #require(ranAt.get()).timeIntervalSince(try #require(scheduledAt.get()))
-        #expect(waited > 0.15 && waited < 0.5, "ran after \(waited) s")
+        #expect(waited > 0.15 && waited < 0.6, "ran after \(waited) s")
         #expect(!later.get())
     }
 
-    /// lws's own timeouts (here its keep-alive timeout) still run when nothing else happens on the loop: on libev
-    /// the adapter nudges lws at least once a second.
+    /// lws's own timeouts (here its keep-alive timeout) still run on each loop, with one of the adapter's timers
+    /// armed far later and nothing else happening (on libev lws arms its timer after I/O, and the adapter nudges it
+    /// at least once a second besides).
     @Test(arguments: [LWSEventLoopKind.libev, .libuv])
     func anIdleKeepAliveConnectionIsClosedAtTheKeepAliveTimeout(_ kind: LWSEventLoopKind) throws {
         let s = try server(kind, keepAlive: 1)
