@@ -37,7 +37,7 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
     /// The TCP port actually listened on (the kernel's pick when the options asked for port 0).
     public private(set) var port: Int = 0
     public let options: LWSServerOptions
-    /// The event loop actually in use (``LWSServerOptions/eventLoop``, or the next one down when its plugin was unavailable).
+    /// The event loop actually in use (``LWSServerOptions/eventLoop``, or the next one down without its plugin).
     public var eventLoop: LWSEventLoopKind { loop.kind }
     public var loopThread: LoopThread { loop.thread }
 

@@ -30,7 +30,7 @@ public final class WSClientLoop: LoopConfined, @unchecked Sendable {
     /// The context, its event loop, timers, wake and C memory; the waker is the only part other threads touch.
     private let loop = LoopContext()
     private var engine: WSClientEngine!
-    /// The event loop actually in use (``WSClientOptions/eventLoop``, or the next one down when its plugin was unavailable).
+    /// The event loop actually in use (``WSClientOptions/eventLoop``, or the next one down without its plugin).
     public var eventLoop: LWSEventLoopKind { loop.kind }
     public var loopThread: LoopThread { loop.thread }
     private var stopping = false

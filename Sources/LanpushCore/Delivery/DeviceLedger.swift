@@ -89,8 +89,9 @@ public struct DeviceLedger: Sendable {
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
             record(seq, tag: update.tag, before: activities.values[slot])
-            let started = Self.applyUpdate(update, relayBody: relayBody, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId)
-            if started {
+            if Self.applyUpdate(
+                update, relayBody: relayBody, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId)
+            {
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
             return [Change(seq: seq, kind: .update, tag: update.tag, silent: update.silent, alert: update.alert)]

@@ -48,9 +48,9 @@ struct Housekeeping {
             relay.ended(changes, of: device, relayIfGone: false)
             // Dismissed activities leave the ledger and the store (a missing activity reads as dismissed to every
             // coalescer) — but not while the device's LAN sessions have yet to acknowledge an end: if they go away
-            // first, the drain still owes it to the relay. Nor while a session has yet to be sent one: the loop
-            // may run a due timer between a clear_notification and the sessions' writes (libuv runs timers before
-            // it polls), so this tick can fall there, and the activity must still be there for its end (with the final state) to go out.
+            // first, the drain still owes it to the relay. Nor while a session has yet to be sent one: this tick
+            // can run between a clear_notification and the sessions' writes (libuv runs due timers before it
+            // polls), and the activity must still be there for its end (with the final state) to go out.
             guard !device.ledger.activities.values.contains(where: { relay.owesEnd(of: $0, on: device) }) else { continue }
             let removed = device.ledger.pruneDismissed { sessions.oweEnd(of: $0, on: device) }
             journal.recordRemovedActivities(of: device, tags: removed)
