@@ -140,7 +140,7 @@ public final class Gateway: @unchecked Sendable {
         relayTransport?.shutdown()
         if let commits, let store {
             core.endLastTurn()
-            commits.finish(with: [.meta(key: "running", value: "0")])
+            commits.finish(with: core.cleanStopOps)
             store.checkpoint()
         }
         logger.info("lanpushd stopped")

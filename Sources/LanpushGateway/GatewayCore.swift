@@ -179,6 +179,12 @@ package final class GatewayCore {
         journal.endTurn()
     }
 
+    /// The last commit of a clean stop, after `endLastTurn`'s: every device's row with its seq, and the mark that
+    /// says the stop was clean, in one transaction — the next start keeps each device's epoch only with its seq.
+    package var cleanStopOps: [StoreOp] {
+        directory.sorted.map { .device($0.row) } + [.meta(key: "running", value: "0")]
+    }
+
     /// Where relay requests go: `send` gets each item and answers with the relay's status (nil: no answer) and JSON
     /// body, on the loop thread.
     package func sendRelayRequests(_ send: @escaping (RelayItem, @escaping (Int?, JSONValue?) -> Void) -> Void) {

@@ -7,8 +7,20 @@ import LanpushCore
 public struct StoreError: Error, CustomStringConvertible, Sendable {
     public let path: String
     public let reason: String
+    /// Another process holds the database: nothing is wrong with it, and moving it aside would be.
+    public let inUse: Bool
+
+    public init(path: String, reason: String, inUse: Bool = false) {
+        self.path = path
+        self.reason = reason
+        self.inUse = inUse
+    }
+
     public var description: String {
-        "cannot use the state database \(path): \(reason). Run `lanpushd --reset-state` (same --state-dir) to move it aside and start fresh."
+        if inUse {
+            return "cannot use the state database \(path): \(reason). Stop the other lanpushd, or give this one its own --state-dir."
+        }
+        return "cannot use the state database \(path): \(reason). Run `lanpushd --reset-state` (same --state-dir) to move it aside and start fresh."
     }
 }
 
@@ -29,6 +41,7 @@ public final class StateStore: @unchecked Sendable {
     private var writes: WriteStatements?
 
     public init(directory: String, synchronous: String = "normal", checkpointsInCommits: Bool = true) throws {
+        _ = Self.processLocking
         path = (directory as NSString).appendingPathComponent(Self.fileName)
         self.checkpointsInCommits = checkpointsInCommits
         var config = Configuration()
@@ -44,6 +57,7 @@ public final class StateStore: @unchecked Sendable {
             config.busyMode = Self.waitInShortSteps(upTo: 10)
         }
         do {
+            try Self.refuseIfInUse(path: path)
             pool = try DatabasePool(path: path, configuration: config)
             try pool.write { db in
                 let check = try String.fetchOne(db, sql: "PRAGMA quick_check") ?? "no answer"
@@ -52,10 +66,35 @@ public final class StateStore: @unchecked Sendable {
             try Self.migrator.migrate(pool)
         } catch let error as StoreError {
             throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw StoreError(path: path, reason: Self.inUseReason, inUse: true)
         } catch {
             throw StoreError(path: path, reason: "\(error)")
         }
     }
+
+    static let inUseReason = "another process has it open (another lanpushd with this state directory?)"
+
+    /// Fails at once when another process holds the file: the pool's own first access would wait out its busy
+    /// timeout first. (A process that takes the file between this look and the pool's first access is caught there,
+    /// later.) The look's connection closes before the pool opens, and with it this process's lock.
+    private static func refuseIfInUse(path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        do {
+            try DatabaseQueue(path: path).read { db in _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw StoreError(path: path, reason: inUseReason, inUse: true)
+        }
+    }
+
+    /// SQLite's `unix-excl` VFS as the process's default, once: the store's file is locked against other processes
+    /// at its first use, and from then on its connections — the writer, the readers, the checkpoint thread's — take
+    /// their locks on each other inside the process, with the WAL index in memory. The default `unix` VFS takes
+    /// every one of those locks with `fcntl`: six system calls per commit, for processes that never come (lanpushd
+    /// is the store's only user, and a second lanpushd on the same state directory is refused at start).
+    private static let processLocking: Void = {
+        if let excl = sqlite3_vfs_find("unix-excl") { sqlite3_vfs_register(excl, 1) }
+    }()
 
     deinit {
         // GRDB closes the writer connection with `sqlite3_close`, which fails while statements are still open on it.

@@ -110,6 +110,20 @@ public struct StoredState: Sendable {
 
     /// The previous run did not shut down cleanly (crash, kill -9, power loss).
     public var wasUnclean: Bool { meta["running"] == "1" }
+
+    /// Per device, the seq its ledger goes on from: the highest its row, queued notifications, activities and relay
+    /// outbox hold. A device row is rewritten when the device changes and at a clean stop, not each time its seq
+    /// moves (that would cost a row and a WAL frame in every commit), so after an unclean stop the rows written with
+    /// a change can be ahead of it. Going on from the highest keeps every new seq above each one still stored: a
+    /// new notification never replaces a queued one, nor does the relay take a new update for one it already sent.
+    public func resumeSeqs() -> [String: UInt64] {
+        var seqs = devices.mapValues(\.seq)
+        func raise(_ device: String, to seq: UInt64) { seqs[device] = max(seqs[device] ?? 0, seq) }
+        for (device, queued) in notifications { for n in queued { raise(device, to: n.seq) } }
+        for (device, list) in activities { for a in list { raise(device, to: a.lastSeq) } }
+        for row in outbox { raise(row.deviceId, to: row.seq) }
+        return seqs
+    }
 }
 
 /// HA-native mode: what Home Assistant gave lanpush for one device (`POST /api/mobile_app/registrations`).

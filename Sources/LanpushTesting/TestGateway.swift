@@ -128,7 +128,7 @@ public final class TestGateway {
             for id in Array(sessions.keys) { close(sessionId: id) }
             core.endLastTurn()
             turn()
-            try store?.write([.meta(key: "running", value: "0")])
+            try store?.write(core.cleanStopOps)
         }
         try openCore()
     }

@@ -189,6 +189,35 @@ import Testing
         #expect(try !StateStore(directory: dir).load().wasUnclean)
     }
 
+    /// A device's row is not rewritten with each change: the seq it goes on from is the highest anything stored of
+    /// it holds — its row, a queued notification, an activity, a relay send in the outbox.
+    @Test func aDeviceGoesOnFromTheHighestSeqStoredOfIt() throws {
+        let store = try StateStore(directory: dir)
+        try store.write([
+            .device(DeviceRow(id: "d", epoch: "e", seq: 2)), .device(DeviceRow(id: "idle", epoch: "e", seq: 7)),
+            .insertNotification(deviceId: "d", QueuedNotification(seq: 5, body: .clear(tag: "x"), acceptedAt: 1)),
+            .upsertActivity(deviceId: "d", activity("a", seq: 9)),
+        ])
+        #expect(try store.load().resumeSeqs() == ["d": 9, "idle": 7])
+        try store.write([.replaceOutbox([OutboxRow(deviceId: "d", slot: "a", kind: "update", url: "http://r", body: [:], seq: 11)])])
+        #expect(try store.load().resumeSeqs() == ["d": 11, "idle": 7])
+    }
+
+    /// The process holds the file; its connections (the writer, the readers, the checkpoint thread's) lock each
+    /// other in memory, so no `-shm` file is made and a commit takes no `fcntl` lock.
+    @Test func theStoresLocksStayInTheProcess() throws {
+        let store = try StateStore(directory: dir, checkpointsInCommits: false)
+        try store.write([.device(DeviceRow(id: "d", epoch: "e", seq: 1))])
+        let checkpointer = try store.checkpointConnection()
+        try checkpointer.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+        #expect(try store.load().devices["d"]?.seq == 1)
+        #expect(!FileManager.default.fileExists(atPath: store.path + "-shm"))
+        #expect(FileManager.default.fileExists(atPath: store.path + "-wal"))
+        // Busy is not damage: the message says so, and does not offer to move the file aside.
+        let busy = StoreError(path: store.path, reason: "held", inUse: true).description
+        #expect(busy.contains("--state-dir") && !busy.contains("--reset-state"))
+    }
+
     @Test func aDamagedDatabaseIsRefusedWithTheWayOut() throws {
         try Data(repeating: 0x42, count: 8192).write(to: URL(fileURLWithPath: dir + "/" + StateStore.fileName))
         do {

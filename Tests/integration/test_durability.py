@@ -188,10 +188,37 @@ def test_migrates_a_state_directory_of_schema_v1(gateway):
         assert got["washer_cycle"]["state"]["message"] == "Rinsing"
         assert got["washer_cycle"]["attributes"]["title"] == "Washing Machine"
         assert got["ev-charging"]["state"]["progress"] == 45
-        with sqlite3.connect(gw.state / "lanpush.sqlite") as db:
-            assert ("v1",) in db.execute("SELECT identifier FROM grdb_migrations").fetchall()
     finally:
         gw.stop()
+    # Read once the daemon is gone: while it runs it holds the file against other processes.
+    with sqlite3.connect(gw.state / "lanpush.sqlite") as db:
+        assert ("v1",) in db.execute("SELECT identifier FROM grdb_migrations").fetchall()
+
+
+def test_a_second_daemon_on_the_same_state_is_refused_at_once(gateway):
+    """The store's file is held by the process that runs it (its connections lock each other in memory, without a
+    system call per commit): a second lanpushd on the same state directory stops at start with the reason, and
+    says not to reset a database that is only busy; the first keeps serving, and nobody else reads the file
+    meanwhile."""
+    gw = gateway(notifications={"phone": "lan"})
+    registered(gw)
+    assert gw.relay("tok", title="Door", message="kept")[0] == 202
+    started = time.monotonic()
+    config = gw.config.read_text().replace(f"127.0.0.1:{gw.port}", "127.0.0.1:0")
+    other = gw.state.parent / "other.yaml"
+    other.write_text(config)
+    r = subprocess.run([str(BINARY), "--config", str(other), "--state-dir", str(gw.state)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 3
+    assert "another lanpushd with this state directory" in r.stderr and "--reset-state" not in r.stderr
+    assert time.monotonic() - started < 5, "refused without waiting for the lock"
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        with sqlite3.connect(gw.state / "lanpush.sqlite", timeout=0.2) as db:
+            db.execute("SELECT count(*) FROM notification").fetchone()
+    assert gw.get("/healthz")[0] == 200
+    c = gw.client("phone")
+    c.pump(lambda c: c.notifications)
+    assert [n["message"] for n in c.notifications] == ["kept"]
 
 
 def test_store_does_not_grow_under_a_steady_stream(gateway):
@@ -219,10 +246,10 @@ def store_commits(gw):
 
 
 def test_commits_move_between_the_loop_and_the_writer_keeping_every_last_answer(gateway):
-    """A turn too big for the loop (an update to 40 devices) is committed on the writer's thread, and what arrives
+    """A turn too big for the loop (an update to 80 devices) is committed on the writer's thread, and what arrives
     while that commit is out follows it there; spaced-out single updates are committed on the loop. Across the
     switches, every answer means committed and each activity ends at the update answered last."""
-    devices = [f"d{i}" for i in range(40)]
+    devices = [f"d{i}" for i in range(80)]
     gw = gateway(devices=devices)
     before = store_commits(gw)
     errors = []

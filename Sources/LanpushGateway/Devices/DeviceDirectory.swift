@@ -18,6 +18,8 @@ final class DeviceDirectory {
     private let epoch: String
     private let queueBytes: Int
     private let stored: StoredState?
+    /// Per device, the seq its ledger goes on from (`StoredState.resumeSeqs`).
+    private let resumeSeqs: [String: UInt64]
     /// Every device's resume history together: kept under `limits.resume_history_bytes` by `settleHistory(of:)`.
     private var historyBudget: ResumeHistoryBudget
 
@@ -28,6 +30,7 @@ final class DeviceDirectory {
         self.queueBytes = config.limits.notificationQueueBytes
         self.historyBudget = ResumeHistoryBudget(limit: config.limits.resumeHistoryBytes)
         self.stored = stored
+        self.resumeSeqs = stored?.resumeSeqs() ?? [:]
         for (index, d) in config.devices.enumerated() {
             let device = make(id: d.id, name: d.name, source: .config(index: index), tokenHash: DeviceToken.hash(d.token))
             device.notifications = d.notifications
@@ -50,7 +53,7 @@ final class DeviceDirectory {
         let row = stored?.devices[id]
         let unclean = stored?.wasUnclean ?? false
         let ledger = DeviceLedger(
-            deviceId: id, epoch: row.map { unclean ? epoch : $0.epoch } ?? epoch, seq: row?.seq ?? 0,
+            deviceId: id, epoch: row.map { unclean ? epoch : $0.epoch } ?? epoch, seq: resumeSeqs[id] ?? 0,
             activities: stored?.activities[id] ?? [], notifications: stored?.notifications[id] ?? [],
             notificationQueueBytes: queueBytes)
         let device = DeviceRecord(id: id, name: name, source: source, tokenHash: tokenHash, ledger: ledger)

@@ -16,7 +16,7 @@ import Logging
 ///
 /// Either way an HTTP 2xx, a publisher's accept or an HA confirm is sent only after its commit. Loop thread only.
 final class CommitPath {
-    /// The largest turn committed on the loop (a device row and an activity or notification per update).
+    /// The largest turn committed on the loop (an activity or a notification per update and device).
     static let opsOnLoop = 64
     /// Commits closer together than this (from the end of one to the next) go to the writer's thread.
     static let spacingOnLoop: UInt64 = 500_000  // ns

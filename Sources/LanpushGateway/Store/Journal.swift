@@ -38,7 +38,10 @@ final class Journal {
 
     // MARK: Recording
 
-    /// The durable effect of changes a device's ledger just made, and the device row they moved on.
+    /// The durable effect of changes a device's ledger just made. Not the device row, although its seq moved: a
+    /// row and a WAL frame more in every commit for a number the next start can take from what is stored (a clean
+    /// stop writes every row, `GatewayCore.cleanStopOps`; after an unclean one each device starts a new epoch and goes
+    /// on from the highest seq its rows hold, `StoredState.resumeSeqs`).
     func record(_ changes: [Change], of device: DeviceRecord) {
         guard isEnabled, !changes.isEmpty else { return }
         for change in changes {
@@ -61,7 +64,6 @@ final class Journal {
                 }
             }
         }
-        record(device: device)
     }
 
     func record(device: DeviceRecord) {
