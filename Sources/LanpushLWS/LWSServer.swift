@@ -37,6 +37,8 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
     /// The TCP port actually listened on (the kernel's pick when the options asked for port 0).
     public private(set) var port: Int = 0
     public let options: LWSServerOptions
+    /// The per-thread service buffer lws 4.1 allocates when `pt_serv_buf_size` is left 0 (`lws_create_context`).
+    static let lwsServiceBufferDefault = 4096
     /// The event loop actually in use (``LWSServerOptions/eventLoop``, or the next one down without its plugin).
     public var eventLoop: LWSEventLoopKind { loop.kind }
     public var loopThread: LoopThread { loop.thread }
@@ -102,7 +104,9 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         info.max_http_header_pool = UInt16(clamping: options.httpHeaderPool)
         info.max_http_header_data = UInt16(clamping: options.maxHeaderBytes)
         // Every read lands in this one buffer per thread first: a subprotocol's larger receive buffer needs it as large.
-        if let largest = options.receiveBuffers.values.max(), largest > 4096 { info.pt_serv_buf_size = UInt32(largest) }
+        if let largest = options.receiveBuffers.values.max(), largest > Self.lwsServiceBufferDefault {
+            info.pt_serv_buf_size = UInt32(largest)
+        }
 
         guard let ctx = loop.create(&info, want: options.eventLoop, fdBudget: options.fdLimitPerThread) else {
             throw LWSServerError.contextCreationFailed

@@ -50,14 +50,18 @@ public final class FrameEncoder {
         }
         var out = [UInt8]()
         out.reserveCapacity(256)
-        let frame = event.json(version)
         let range: Range<Int>?
-        if case .array(let items) = frame, let type = items.first?.stringValue {
-            JSONWriter.write(frame, into: &out)
-            let start = CompactFrame.seqOffset(type: type)
-            range = start..<(start + JSONWriter.countNumber(Double(seq)))
+        if case .notification(let seq, let message) = event {
+            range = NotificationFrame.write(seq: seq, message, into: &out)
         } else {
-            range = JSONWriter.write(frame, into: &out, marking: "seq")
+            let frame = event.json(version)
+            if case .array(let items) = frame, let type = items.first?.stringValue {
+                JSONWriter.write(frame, into: &out)
+                let start = CompactFrame.seqOffset(type: type)
+                range = start..<(start + JSONWriter.countNumber(Double(seq)))
+            } else {
+                range = JSONWriter.write(frame, into: &out, marking: "seq")
+            }
         }
         guard let range else {
             kept[v].removeValue(forKey: key)

@@ -16,21 +16,9 @@ public struct QueuedNotification: Sendable, Hashable {
         self.body = body
         self.acceptedAt = acceptedAt
         switch body {
-        case .notification(let n): self.bytes = Self.frameBytes(seq: seq, n)
+        case .notification(let n): self.bytes = NotificationFrame.count(seq: seq, n)
         case .clear(let tag): self.bytes = 40 + tag.utf8.count
         }
-    }
-
-    /// The size of `OutboundEvent.notification(seq:_:)`'s frame, counted without building it: every notification
-    /// accepted is weighed, and building the frame's object only to measure it cost as much as writing it out.
-    /// The frame is `{"data":…,"message":…,"seq":…,"title":…,"type":"notification"}`, keys sorted as `JSONWriter`
-    /// writes them, `message` and `title` only when present.
-    static func frameBytes(seq: UInt64, _ n: NotifyMessage) -> Int {
-        var count = #"{"data":,"seq":,"type":"notification"}"#.utf8.count
-        count += JSONWriter.count(.object(n.data)) + JSONWriter.countNumber(Double(seq))
-        if let message = n.message { count += #","message":"#.utf8.count + JSONWriter.countString(message) }
-        if let title = n.title { count += #","title":"#.utf8.count + JSONWriter.countString(title) }
-        return count
     }
 
     public var event: OutboundEvent {
