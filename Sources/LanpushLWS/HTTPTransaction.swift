@@ -249,8 +249,9 @@ final class HTTPTransactions {
     /// A keep-alive transaction just completed: lws parks the connection until a poll reports it writable (POLLOUT
     /// on, and off again at that pass) before it reads the next request. The socket has just taken a whole answer,
     /// so it is writable: telling lws so now turns POLLOUT on and off within this turn, which libev, applying only a
-    /// turn's net change, never passes to epoll — no `epoll_ctl` and no extra pass per request. Not on libuv, where
-    /// each of those changes reaches epoll at once.
+    /// turn's net change, does not pass to epoll — no extra pass per request, and at most the one `epoll_ctl` libev
+    /// makes for a watcher lws re-set (an add the kernel refuses as already registered). Not on libuv, where each of
+    /// those changes reaches epoll at once.
     private func settleKeepAlive(_ wsi: OpaquePointer) {
         guard server.loop.kind == .libev, let ctx = server.loop.context else { return }
         _ = lanpush_service_writable(ctx, wsi)
