@@ -24,6 +24,25 @@ def free_port():
         return s.getsockname()[1]
 
 
+def stop_traced(proc, timeout=15):
+    """Stops a lanpushd started under `strace` (`proc` is strace): SIGTERM to lanpushd itself, strace's child, so it
+    shuts down normally while traced. Signalling strace alone would detach it and leave lanpushd running."""
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    kids = children.read_text().split() if children.exists() else []
+    for kid in kids:
+        os.kill(int(kid), signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        for kid in kids:
+            try:
+                os.kill(int(kid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.kill()
+        proc.wait()
+
+
 class Gateway:
     """One lanpushd process with its own config and state folder."""
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from gateway import BINARY, Gateway
+from gateway import BINARY, Gateway, stop_traced
 
 GOOD = {"push_token": "tok", "message": "hi", "data": {"tag": "t1", "live_update": True}}
 
@@ -167,4 +167,4 @@ def test_a_keep_alive_request_costs_at_most_one_epoll_call():
             assert made <= 220, f"{made} epoll_ctl calls for 200 keep-alive requests (apart={apart})"
         s.close()
     finally:
-        gw.stop()
+        stop_traced(gw.proc)

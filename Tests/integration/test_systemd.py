@@ -42,7 +42,7 @@ from pathlib import Path
 import pytest
 import websockets.sync.client as wsclient
 
-from gateway import free_port
+from gateway import free_port, stop_traced
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "scripts" / "install"
@@ -778,21 +778,7 @@ def test_file_footprint_fits_protect_system_and_proc_subset(lanpushd: Path, tmp_
         with wsclient.connect(f"ws://127.0.0.1:{port}/v1/stream", subprotocols=["lanpush.v1"], open_timeout=10) as ws:
             ws.recv(timeout=10)
     finally:
-        # SIGTERM to lanpushd itself (strace's child), so it shuts down normally while traced.
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-        kids = children.read_text().split() if children.exists() else []
-        for kid in kids:
-            os.kill(int(kid), signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            for kid in kids:  # killing strace alone would leave lanpushd running
-                try:
-                    os.kill(int(kid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            proc.kill()
-            proc.wait()
+        stop_traced(proc)
     writes, proc_reads = set(), set()
     call = re.compile(r'^\d+\s+(\w+)\((?:AT_FDCWD|\d+), "([^"]*)", ([A-Z_|]+)')
     for line in trace.read_text().splitlines():
