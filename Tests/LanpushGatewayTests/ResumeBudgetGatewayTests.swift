@@ -46,6 +46,38 @@ import Testing
         #expect(quiet.frames("update").compactMap { $0["seq"]?.numberValue } == [3])
     }
 
+    /// What every session of a device has acknowledged is never replayed: the history lets it go at the ack (and the
+    /// budget gets its bytes back), so a device whose client keeps up holds next to nothing. With two sessions the
+    /// slower one's ack is the bound; a resume from what was acknowledged still replays.
+    @Test func acknowledgedChangesLeaveTheHistory() throws {
+        let gw = try TestGateway()
+        let phone = gw.connect("phone"), watch = gw.connect("phone")
+        phone.read()
+        watch.read()
+        let epoch = try #require(phone.epoch)
+        for i in 1...20 { gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "w\(i)")) }
+        let device = try #require(gw.core.directory["phone"])
+        #expect(device.ledger.history.count == 20)
+
+        phone.ack()  // through 20
+        #expect(device.ledger.history.count == 20)  // the watch has acknowledged nothing yet
+        gw.push(Payload.liveUpdate(["phone"], tag: "washer", message: "w21"))
+        watch.read()
+        watch.send(["type": "ack", "seq": 12])
+        #expect(device.ledger.history.oldestSeq == 12 && device.ledger.history.count == 10)
+        watch.ack()  // through 21; the phone's 20 is the floor now
+        #expect(device.ledger.history.oldestSeq == 20 && device.ledger.history.count == 2)
+        #expect(gw.core.directory.historyBytes == device.ledger.history.bytes)
+
+        phone.close()
+        gw.completeCloses()
+        let back = gw.connect("phone", resume: (epoch, 20))
+        back.read()
+        #expect(!back.types.contains("snapshot"))
+        #expect(back.frames("update").compactMap { $0["seq"]?.numberValue } == [21])
+        #expect(back.frames("update").first?["patch"] == ["message": "w21"])  // the difference only
+    }
+
     @Test func removingADeviceGivesBackItsHistoryBytes() throws {
         var config = TestGateway.defaultConfig()
         config.limits.resumeHistoryBytes = 1 << 20

@@ -260,6 +260,14 @@ public struct DeviceLedger: Sendable {
         history.dropOldest(whileBytesAbove: limit)
     }
 
+    /// Every session of the device has acknowledged `seq`: the history forgets the changes only a resume from before
+    /// it would replay. A client resumes from the highest seq it applied, which is never below what it acknowledged,
+    /// so the history's memory goes to the devices whose clients are away or behind, not to those that keep up. One
+    /// that resumes from further back all the same (it lost what it had applied) gets a snapshot.
+    public mutating func forgetHistory(before seq: UInt64) {
+        history.dropOlder(than: seq)
+    }
+
     public mutating func markUnsafeResumePoint(_ seq: UInt64) {
         history.markUnsafe(seq)
     }

@@ -5,8 +5,9 @@
 /// for every session that was sent it (see `markUnsafe`).
 ///
 /// Bounded twice: by `capacity` entries, and from outside by bytes (`dropOldest(whileBytesAbove:)`, driven by the
-/// gateway-wide `ResumeHistoryBudget`). Either way the oldest entries go first, so what stays is always a suffix
-/// of the device's changes and a resume from before it gets a snapshot.
+/// gateway-wide `ResumeHistoryBudget`); and what every session of the device has acknowledged goes at once
+/// (`dropOlder(than:)`). Either way the oldest entries go first, so what stays is always a suffix of the device's
+/// changes and a resume from before it gets a snapshot.
 public struct ResumeHistory: Sendable {
     public struct Entry: Sendable, Hashable {
         public var seq: UInt64
@@ -79,10 +80,16 @@ public struct ResumeHistory: Sendable {
         while bytes > limit, count > 0 { dropOldest() }
     }
 
+    /// Drops the entries older than `seq`: a replay from `seq` or later reads none of them. The entry of `seq`
+    /// itself stays, since a resume from `seq` needs it there (with its unsafe mark, if any).
+    public mutating func dropOlder(than seq: UInt64) {
+        while let oldest = oldestSeq, oldest < seq { dropOldest() }
+    }
+
     /// Its unsafe mark goes with the entry: a resume from that seq now fails on the missing entry instead.
     private mutating func dropOldest() {
         let gone = entries[head]
-        unsafe.remove(gone.seq)
+        if !unsafe.isEmpty { unsafe.remove(gone.seq) }
         bytes -= gone.bytes
         entries[head] = Entry(seq: gone.seq, tag: nil, before: nil)  // releases the view's storage now
         head += 1

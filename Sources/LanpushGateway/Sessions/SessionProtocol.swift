@@ -242,19 +242,26 @@ final class SessionProtocol {
         // What waited for credit can go now. A session that had credit waits for nothing the ack gives: whatever it
         // had to send was written, or a write is already asked for (every change and control frame asks).
         if ack?.freed == true { session.transport.requestWritable() }
-        guard let device = directory[id] else { return }
-        if let acked = ack?.acked { device.deliveredSeq = max(device.deliveredSeq, acked) }
-        // A notification is done once every session of the device has acknowledged it (asked only when there is one:
-        // most acks are for activity frames).
-        if let first = device.ledger.notifications.first,
-            case let floor = device.sessions.reduce(UInt64.max, { floor, other in
+        guard let device = directory[id], let acked = ack?.acked else { return }
+        device.deliveredSeq = max(device.deliveredSeq, acked)
+        // What every session of the device has acknowledged (a device has one session but for a moment or two).
+        let floor =
+            device.sessions.count == 1
+            ? acked
+            : device.sessions.reduce(UInt64.max) { floor, other in
                 min(floor, sessions[other]?.withCoalescer(id) { $0.ackedSeq } ?? .max)
-            }),
-            floor != .max, first.seq <= floor
-        {
+            }
+        guard floor != .max else { return }
+        // A notification is done once every session of the device has acknowledged it.
+        if let first = device.ledger.notifications.first, first.seq <= floor {
             device.ledger.pruneNotifications(through: floor)
             journal.recordPrunedNotifications(of: device, through: floor)
             events.changed(device)
+        }
+        // And the history no longer needs what only a resume from before `floor` would replay.
+        if let oldest = device.ledger.history.oldestSeq, oldest < floor {
+            device.ledger.forgetHistory(before: floor)
+            directory.settleHistory(of: device)
         }
     }
 
