@@ -57,6 +57,30 @@ import Testing
         #expect(h.client.violations.isEmpty)
     }
 
+    /// A session in step with its device keeps nothing per tag: what its client holds of a clean slot is the
+    /// ledger's view. (It kept a view of every tag: ~225 bytes a tag and session.)
+    @Test func aSessionInStepKeepsNothingPerTag() {
+        var h = Harness(window: 1000)
+        h.read()
+        for i in 0..<100 { h.apply(live("t\(i)", ["n": .number(Double(i))])) }
+        #expect(h.read().count == 100)
+        h.apply(live("t5", ["n": 500]))
+        #expect(h.read().count == 1)
+        #expect(Self.largestCollection(in: h.coalescer) < 100)
+        #expect(h.client.violations.isEmpty)
+    }
+
+    /// The most entries any table or array inside `value` holds, found by reflection.
+    static func largestCollection(in value: Any, depth: Int = 0) -> Int {
+        let mirror = Mirror(reflecting: value)
+        switch mirror.displayStyle {
+        case .dictionary, .collection, .set: return mirror.children.count
+        default:
+            guard depth < 4 else { return 0 }
+            return mirror.children.map { largestCollection(in: $0.value, depth: depth + 1) }.max() ?? 0
+        }
+    }
+
     @Test func aFastReaderSeesEveryChangeAsItHappens() {
         var h = Harness()
         h.read()

@@ -106,17 +106,14 @@ import Testing
     @Test func anEndedActivityTakesANewDismissal() {
         var h = SessionHarness()
         h.apply(.liveUpdate(LiveUpdate(tag: "w", title: "W", state: ["message": "x"])))
-        #expect(h.ledger.end(tag: "w", dismissal: .default, now: h.now)?.kind == .end)
-        h.notePending()
+        #expect(h.end("w", dismissal: .default)?.kind == .end)
         h.read()
         h.now += 10
-        #expect(h.ledger.end(tag: "w", dismissal: .after(30), now: h.now)?.kind == .end)
-        h.notePending()
+        #expect(h.end("w", dismissal: .after(30))?.kind == .end)
         #expect(h.read().map(\.json) == [["type": "end", "seq": 3, "tag": "w", "patch": [:], "dismissal_date": .number(h.now + 30)]])
-        #expect(h.ledger.end(tag: "w", dismissal: .immediate, now: h.now)?.kind == .end)
-        h.notePending()
+        #expect(h.end("w", dismissal: .immediate)?.kind == .end)
         #expect(h.read().map(\.json) == [["type": "lifecycle", "seq": 4, "tag": "w", "phase": "dismissed"]])
-        #expect(h.ledger.end(tag: "w", dismissal: .immediate, now: h.now) == nil)
+        #expect(h.end("w", dismissal: .immediate) == nil)
     }
 
     @Test func anEndFrameCarriesTheStaleDateAndRelevanceTheEndSet() throws {
@@ -257,7 +254,6 @@ struct SessionHarness {
     var coalescer: Coalescer
     var now = PayloadFixture.now
     var received: [OutboundEvent] = []
-    private var noted: UInt64 = 0
 
     init(queueBytes: Int = DeviceLedger.defaultNotificationQueueBytes) {
         ledger = DeviceLedger(deviceId: "phone", epoch: "e1", notificationQueueBytes: queueBytes)
@@ -266,17 +262,14 @@ struct SessionHarness {
 
     mutating func apply(_ command: PushCommand) {
         for change in ledger.apply(command, now: now) { coalescer.note(change) }
-        noted = ledger.seq
     }
 
-    /// Notes changes made directly on the ledger (ends through the API) as slot changes of their tags.
-    mutating func notePending() {
-        while noted < ledger.seq {
-            noted += 1
-            if let tag = ledger.activities.values.first(where: { $0.lastSeq == noted })?.tag {
-                coalescer.note(Change(seq: noted, kind: .end, tag: tag))
-            }
-        }
+    /// Ends `tag` on the ledger directly (as the API's end does) and notes the change.
+    @discardableResult
+    mutating func end(_ tag: String, dismissal: DismissalPolicy) -> Change? {
+        let change = ledger.end(tag: tag, dismissal: dismissal, now: now)
+        if let change { coalescer.note(change) }
+        return change
     }
 
     @discardableResult

@@ -58,13 +58,18 @@ public struct DeviceLedger: Sendable {
         return seq
     }
 
-    private mutating func record(_ seq: UInt64, tag: String?) {
+    @discardableResult
+    private mutating func record(_ seq: UInt64, tag: String?) -> ClientView? {
         record(seq, tag: tag, before: tag.flatMap { activities[$0] })
     }
 
-    /// Remembers the change with the view the client had of the tag before it (`before`'s, unless dismissed).
-    private mutating func record(_ seq: UInt64, tag: String?, before: Activity?) {
-        history.append(.init(seq: seq, tag: tag, before: before?.visibleView, stateBytes: before?.stateBytes))
+    /// Remembers the change with the view the client had of the tag before it (`before`'s, unless dismissed), and
+    /// returns that view for the change's sessions (`Change.before`).
+    @discardableResult
+    private mutating func record(_ seq: UInt64, tag: String?, before: Activity?) -> ClientView? {
+        let view = before?.visibleView
+        history.append(.init(seq: seq, tag: tag, before: view, stateBytes: before?.stateBytes))
+        return view
     }
 
     /// Applies an interpreted payload and returns the changes it made. A `clear_notification` ends (and, unless it
@@ -88,13 +93,16 @@ public struct DeviceLedger: Sendable {
                 activities[update.tag] = activity
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
-            record(seq, tag: update.tag, before: activities.values[slot])
+            let before = record(seq, tag: update.tag, before: activities.values[slot])
             if Self.applyUpdate(
                 update, relayBody: relayBody, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId)
             {
-                return [Change(seq: seq, kind: .start, tag: update.tag)]
+                return [Change(seq: seq, kind: .start, tag: update.tag, before: before)]
             }
-            return [Change(seq: seq, kind: .update, tag: update.tag, silent: update.silent, alert: update.alert)]
+            return [
+                Change(
+                    seq: seq, kind: .update, tag: update.tag, silent: update.silent, alert: update.alert, before: before)
+            ]
         case .end(let request):
             var changes = [Change]()
             if let change = end(tag: request.tag, dismissal: request.dismissal, now: now, staleDate: request.staleDate, relevanceScore: request.relevanceScore) {
@@ -134,9 +142,9 @@ public struct DeviceLedger: Sendable {
     ) -> Change? {
         guard let activity = activities[tag], activity.phase != .dismissed else { return nil }
         let seq = nextSeq()
-        record(seq, tag: tag)
+        let before = record(seq, tag: tag)
         activities[tag] = Lifecycle.end(activity, dismissal: dismissal, seq: seq, now: now, staleDate: staleDate, relevanceScore: relevanceScore)
-        return Change(seq: seq, kind: .end, tag: tag)
+        return Change(seq: seq, kind: .end, tag: tag, before: before)
     }
 
     /// Ends every activity not yet dismissed (the Scripting app's `endAllActivities`), ended ones included: they
@@ -149,14 +157,14 @@ public struct DeviceLedger: Sendable {
     public mutating func dismissedByUser(tag: String, now: Double) -> Change? {
         guard var activity = activities[tag], activity.phase != .dismissed else { return nil }
         let seq = nextSeq()
-        record(seq, tag: tag)
+        let before = record(seq, tag: tag)
         if activity.endedAt == nil { activity.endedAt = now }
         activity.dismissalDate = now
         activity.phase = .dismissed
         activity.updatedAt = now
         activity.lastSeq = seq
         activities[tag] = activity
-        return Change(seq: seq, kind: .lifecycle, tag: tag)
+        return Change(seq: seq, kind: .lifecycle, tag: tag, before: before)
     }
 
     /// Lets time act: stale dates, Apple's 8 h ceiling, dismissals that fall due.
@@ -169,13 +177,13 @@ public struct DeviceLedger: Sendable {
                 if let change = end(tag: tag, dismissal: .default, now: now) { changes.append(change) }
             case .becameStale, .dismissed:
                 let seq = nextSeq()
-                record(seq, tag: tag)
+                let before = record(seq, tag: tag)
                 var next = activity
                 next.phase = transition == .becameStale ? .stale : .dismissed
                 next.updatedAt = now
                 next.lastSeq = seq
                 activities[tag] = next
-                changes.append(Change(seq: seq, kind: .lifecycle, tag: tag))
+                changes.append(Change(seq: seq, kind: .lifecycle, tag: tag, before: before))
             }
         }
         return changes
