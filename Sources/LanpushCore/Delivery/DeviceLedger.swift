@@ -272,8 +272,12 @@ public struct DeviceLedger: Sendable {
     /// it would replay. A client resumes from the highest seq it applied, which is never below what it acknowledged,
     /// so the history's memory goes to the devices whose clients are away or behind, not to those that keep up. One
     /// that resumes from further back all the same (it lost what it had applied) gets a snapshot.
-    public mutating func forgetHistory(before seq: UInt64) {
+    /// Returns whether anything went (the caller recounts the budget then).
+    @discardableResult
+    public mutating func forgetHistory(before seq: UInt64) -> Bool {
+        guard let oldest = history.oldestSeq, oldest < seq else { return false }
         history.dropOlder(than: seq)
+        return true
     }
 
     public mutating func markUnsafeResumePoint(_ seq: UInt64) {

@@ -88,10 +88,11 @@ public struct ResumeHistory: Sendable {
 
     /// Its unsafe mark goes with the entry: a resume from that seq now fails on the missing entry instead.
     private mutating func dropOldest() {
-        let gone = entries[head]
-        if !unsafe.isEmpty { unsafe.remove(gone.seq) }
-        bytes -= gone.bytes
-        entries[head] = Entry(seq: gone.seq, tag: nil, before: nil)  // releases the view's storage now
+        if !unsafe.isEmpty { unsafe.remove(entries[head].seq) }
+        bytes -= entries[head].bytes
+        // Releases the view's storage now, in place (a copy of the entry would retain and release all it holds).
+        entries[head].before = nil
+        entries[head].tag = nil
         head += 1
         if head == entries.count {
             entries.removeAll()

@@ -259,10 +259,7 @@ final class SessionProtocol {
             events.changed(device)
         }
         // And the history no longer needs what only a resume from before `floor` would replay.
-        if let oldest = device.ledger.history.oldestSeq, oldest < floor {
-            device.ledger.forgetHistory(before: floor)
-            directory.settleHistory(of: device)
-        }
+        if device.ledger.forgetHistory(before: floor) { directory.settleHistory(of: device) }
     }
 
     /// Relay credentials (`push_token`, `push_url`, `registration_info`) and/or whether the client can show Live
