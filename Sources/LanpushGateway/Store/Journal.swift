@@ -135,8 +135,10 @@ final class Journal {
     /// The end of a loop turn: everything recorded goes to the writer in one submission.
     func endTurn() {
         turn &+= 1
+        // Handed on, not emptied in place: `removeAll(keepingCapacity:)` on a buffer another array shares allocates
+        // a new one as large as the largest turn ever (every turn, even an empty one), which the next turns keep.
         let then = waiting
-        waiting.removeAll(keepingCapacity: true)
+        if !then.isEmpty { waiting = [] }
         if !prunes.isEmpty, flushPrunes || !pending.isEmpty {
             // Ahead of this turn's ops: they were recorded in earlier turns.
             pending.insert(contentsOf: prunes.map { .deleteNotifications(deviceId: $0.device, through: $0.through) }, at: 0)
@@ -149,7 +151,8 @@ final class Journal {
             return
         }
         let ops = pending
-        pending.removeAll(keepingCapacity: true)
+        pending = []
+        pending.reserveCapacity(ops.count)  // a turn like this one; a burst's size is not kept past the next turn
         if then.isEmpty {
             persist(ops, nil)
         } else {
