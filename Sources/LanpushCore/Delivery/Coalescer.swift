@@ -15,13 +15,16 @@ public struct Coalescer: Sendable {
         var newest: UInt64
         var oldest: UInt64
         var allSilent: Bool
-        var alert: ActivityAlert?
         /// What the client holds of the tag: the view before the oldest change not yet sent.
         var held: ClientView?
     }
 
     public let window: Int
     private var pending: [String: Pending] = [:]
+    /// The alert a dirty slot's frame carries (the newest its changes brought), apart from `pending`: few changes have
+    /// one, and each slot would carry room for one (48 bytes) through every lookup of a table that a burst grows to
+    /// the number of tags.
+    private var alerts: [String: ActivityAlert] = [:]
     /// FIFO of (key, tag) with lazy deletion: an entry is live only if `pending[tag].newest == key`.
     private var order: [(key: UInt64, tag: String)] = []
     private var orderHead = 0
@@ -70,7 +73,7 @@ public struct Coalescer: Sendable {
                 guard let tag = entry.tag else { continue }
                 if seen.insert(tag).inserted {
                     c.pending[tag] = Pending(
-                        newest: entry.seq, oldest: entry.seq, allSilent: false, alert: nil, held: entry.before)
+                        newest: entry.seq, oldest: entry.seq, allSilent: false, held: entry.before)
                 } else {
                     c.pending[tag]!.newest = entry.seq
                 }
@@ -99,14 +102,14 @@ public struct Coalescer: Sendable {
         // By index: every session of every device an update goes to comes here, and each hash of the tag counts.
         let slot = pending.index(forKey: tag)
         if let slot {
-            // In one access: reading a member through `pending.values[slot]` copies the entry (its alert's strings
+            // In one access: reading a member through `pending.values[slot]` copies the entry (its held view
             // retained and released) before the next write.
             Self.merge(change, silent: silent, into: &pending.values[slot])
         } else {
             // In step with the ledger until now: the client holds what the tag was before this change.
-            pending[tag] = Pending(
-                newest: change.seq, oldest: change.seq, allSilent: silent, alert: change.alert, held: change.before)
+            pending[tag] = Pending(newest: change.seq, oldest: change.seq, allSilent: silent, held: change.before)
         }
+        if let alert = change.alert { alerts[tag] = alert }
         order.append((change.seq, tag))
         // A slow reader never drains `order`; rebuild it before stale entries outnumber live ones, so memory
         // stays proportional to the number of tags, not to the number of updates.
@@ -120,7 +123,6 @@ public struct Coalescer: Sendable {
     private static func merge(_ change: Change, silent: Bool, into entry: inout Pending) {
         entry.newest = change.seq
         entry.allSilent = entry.allSilent && silent
-        if let alert = change.alert { entry.alert = alert }
     }
 
     /// Entries this session holds: pending slots and order entries (for the O(tags) memory bound).
@@ -208,7 +210,10 @@ public struct Coalescer: Sendable {
             // A merged frame overtaking older pending changes of other tags: "I have `key`" no longer means
             // "I have everything up to `key`", so a resume from it must be a snapshot.
             if pending.values.contains(where: { $0.oldest < key }) { ledger.markUnsafeResumePoint(key) }
-            if let frame = emit(tag: tag, key: key, pending: p, want: ledger.activities[tag], patches: patches) {
+            let alert = alerts.isEmpty ? nil : alerts.removeValue(forKey: tag)
+            if let frame = emit(
+                tag: tag, key: key, pending: p, alert: alert, want: ledger.activities[tag], patches: patches)
+            {
                 sent(key, now: now)
                 return frame
             }
@@ -246,6 +251,7 @@ public struct Coalescer: Sendable {
     /// session that keeps up holds one or two entries at a time and keeps its small ones.
     private mutating func compactOrder() {
         if pending.isEmpty, pending.capacity > Self.retainedCapacity { pending = [:] }
+        if alerts.isEmpty, alerts.capacity > Self.retainedCapacity { alerts = [:] }
         if orderHead > 0, orderHead == order.count {
             order.removeAll(keepingCapacity: order.count <= Self.retainedCapacity)
             orderHead = 0
@@ -260,7 +266,7 @@ public struct Coalescer: Sendable {
     /// The one frame that takes the client's view of `tag` (`p.held`) to `want`: the ledger's, which is then what the
     /// client holds.
     private func emit(
-        tag: String, key: UInt64, pending p: Pending, want: Activity?, patches: PatchMemo?
+        tag: String, key: UInt64, pending p: Pending, alert: ActivityAlert?, want: Activity?, patches: PatchMemo?
     ) -> OutboundEvent? {
         func diff(_ from: ContentState, _ to: ContentState) -> [String: JSONValue] {
             patches?.diff(from: from, to: to) ?? MergePatch.diff(from: from, to: to)
@@ -280,7 +286,7 @@ public struct Coalescer: Sendable {
         guard let has, has.generation == want.generation else {
             // A new activity for the client (or one it never saw start): one start frame carries it whole,
             // ended ones included, and replaces whatever the client still shows under the tag.
-            return .start(seq: key, tag: tag, attributes: want.attributes, view: target, alert: p.alert)
+            return .start(seq: key, tag: tag, attributes: want.attributes, view: target, alert: alert)
         }
         if want.phase == .ended, has.phase != .ended || has.dismissalDate != target.dismissalDate {
             // The second case: an ended activity given a new dismissal; the patch is empty.
@@ -290,11 +296,11 @@ public struct Coalescer: Sendable {
         }
         if want.phase.isLive,
             has.state != target.state || has.staleDate != target.staleDate
-                || has.relevanceScore != target.relevanceScore || p.alert != nil
+                || has.relevanceScore != target.relevanceScore || alert != nil
         {
             return .update(
                 seq: key, tag: tag, patch: diff(has.state, target.state), view: target,
-                silent: p.allSilent, alert: p.alert, staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
+                silent: p.allSilent, alert: alert, staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
         }
         if has.phase != target.phase {
             return .lifecycle(seq: key, tag: tag, phase: target.phase)
