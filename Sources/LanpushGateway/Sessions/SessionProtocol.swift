@@ -246,7 +246,7 @@ final class SessionProtocol {
         device.deliveredSeq = max(device.deliveredSeq, acked)
         // What every session of the device has acknowledged (a device has one session but for a moment or two).
         let floor =
-            device.sessions.count == 1
+            device.sessions.count == 1 && device.sessions[0] == session.id
             ? acked
             : device.sessions.reduce(UInt64.max) { floor, other in
                 min(floor, sessions[other]?.withCoalescer(id) { $0.ackedSeq } ?? .max)
