@@ -48,7 +48,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
             condition.lock()
             while queue.isEmpty && completions.isEmpty && !worker.stopping { condition.wait() }
             // Handed on, not emptied in place: `removeAll(keepingCapacity:)` on a buffer `ops` shares allocates a new
-            // one as large as the largest batch ever, which stayed: ~4 MiB of this thread's heap after a burst.
+            // one as large as the largest batch ever, which stayed: over a megabyte of this thread's heap after a burst.
             let ops = queue
             let done = completions
             queue = []

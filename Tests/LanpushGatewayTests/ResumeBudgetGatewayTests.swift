@@ -76,6 +76,12 @@ import Testing
         #expect(!back.types.contains("snapshot"))
         #expect(back.frames("update").compactMap { $0["seq"]?.numberValue } == [21])
         #expect(back.frames("update").first?["patch"] == ["message": "w21"])  // the difference only
+
+        // From before what was acknowledged (a client that lost what it applied): a snapshot, the newest state.
+        let lost = gw.connect("phone", resume: (epoch, 15))
+        lost.read()
+        #expect(lost.types.contains("snapshot"))
+        #expect(lost.state("washer") == ["message": "w21"])
     }
 
     @Test func removingADeviceGivesBackItsHistoryBytes() throws {
