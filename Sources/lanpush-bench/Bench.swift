@@ -84,6 +84,9 @@ struct Bench: ParsableCommand {
     @Option(help: "lanpushd's limits.resume_history_bytes (default: its own default), to tell what the resume histories hold from the rest.")
     var resumeHistoryBytes: Int?
 
+    @Option(help: "lanpushd's session.window (default: 32, its own default): unacknowledged frames per session before changes of a tag merge.")
+    var sessionWindow: Int?
+
     @Flag(help: "Soak: add one more session (device d0) that never reads what it is sent, and reconnects when closed.")
     var stuck = false
 
@@ -115,6 +118,10 @@ struct Bench: ParsableCommand {
                 throw ValidationError("--resume-history-bytes: 65536 to 1073741824, as lanpushd takes it")
             }
             scale.resumeHistoryBytes = resumeHistoryBytes
+        }
+        if let sessionWindow {
+            guard (1...4096).contains(sessionWindow) else { throw ValidationError("--session-window: 1 to 4096, as lanpushd takes it") }
+            scale.sessionWindow = sessionWindow
         }
         guard ["every", "batch"].contains(acks) else { throw ValidationError("--acks: every or batch") }
         scale.ackEachFrame = acks == "every"

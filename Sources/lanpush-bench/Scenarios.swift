@@ -46,6 +46,8 @@ struct Scale: Sendable {
     var settleSeconds = 0.0
     /// lanpushd's `limits.resume_history_bytes`; `nil`: its default.
     var resumeHistoryBytes: Int?
+    /// lanpushd's `session.window` for every scenario; `nil`: the scenario's own (32, lanpushd's default).
+    var sessionWindow: Int?
 
     static let full = Scale()
     static let smoke = Scale(
@@ -215,7 +217,7 @@ final class ScenarioRunner {
         switch kind {
         case .lanpush, .lanpushMemory:
             server = try LanpushServer(
-                binary: env.lanpushd, durable: kind == .lanpush, devices: devices, window: window,
+                binary: env.lanpushd, durable: kind == .lanpush, devices: devices, window: scale.sessionWindow ?? window,
                 historyBytes: scale.resumeHistoryBytes)
         case .mosquitto:
             guard let m = env.mosquitto else { throw BenchError("mosquitto not found (install it: ./scripts/setup --test)") }
