@@ -103,4 +103,21 @@ import Testing
         #expect(gw.observe(token: TestGateway.adminToken).closeCode == nil)
         #expect(gw.request(.get, "/v1/devices", token: TestGateway.viewerToken).status == 401)
     }
+
+    /// A session keeps its device's record between frames; a device removed, or removed and added again under the
+    /// same id, is looked up afresh.
+    @Test func aSessionsDeviceIsFoundAgainOnceDevicesComeOrGo() {
+        let directory = DeviceDirectory(config: TestGateway.defaultConfig(), stored: nil, epoch: "e1")
+        let session = StreamSession(id: 1, transport: RecordingTransport(), now: 0)
+        #expect(directory.device(of: session) == nil, "a session that is not a device's has none")
+        session.role = .device("phone")
+        let phone = directory.device(of: session)
+        #expect(phone != nil && phone === directory["phone"] && directory.device(of: session) === phone)
+        _ = directory.add(id: "watch", name: "Watch", tokenHash: "h", notifications: .auto)
+        #expect(directory.device(of: session) === phone, "another device coming changes nothing for it")
+        directory.remove("phone")
+        #expect(directory.device(of: session) == nil)
+        let again = directory.add(id: "phone", name: "Phone", tokenHash: "h2", notifications: .auto)
+        #expect(directory.device(of: session) === again && again !== phone)
+    }
 }

@@ -131,6 +131,23 @@ import Testing
         #expect(live.json["results"] == [["target": "tablet", "result": "relay"]])
     }
 
+    /// The 202 is written without building a dictionary per target: the same bytes as the JSON value it stands for
+    /// (sorted members), whatever the words, the relay flag, escapes in a name and the warnings.
+    @Test func pushAnswerIsByteForByteItsJSONValue() {
+        let results = [
+            TargetResult(target: "phone", word: .delivered, relay: true), TargetResult(target: "tab\"let\u{1}é", word: .relay, relay: false),
+            TargetResult(target: "ghost", word: .unknownTarget, relay: false), TargetResult(target: "tv", word: .noRelay, relay: false),
+            TargetResult(target: "watch", word: .queued, relay: true),
+        ]
+        let warnings: [JSONValue] = [["field": "title", "rule": "missing", "message": "a \"title\""]]
+        for (rs, ws) in [(results, warnings), (results, []), ([], warnings), ([], [])] {
+            var value: [String: JSONValue] = ["results": .array(rs.map(\.json))]
+            if !ws.isEmpty { value["warnings"] = .array(ws) }
+            #expect(TargetResult.answer(rs, warnings: ws) == JSONValue.object(value).serializedBytes())
+        }
+        #expect(results[0].json == ["target": "phone", "result": "delivered", "relay": true])
+    }
+
     @Test(arguments: [
         (["targets": ["ghost"], "message": "x"] as JSONValue, 404, "targets", "exists"),
         (["targets": [], "message": "x"] as JSONValue, 404, "targets", "exists"),

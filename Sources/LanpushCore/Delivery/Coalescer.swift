@@ -294,13 +294,17 @@ public struct Coalescer: Sendable {
                 seq: key, tag: tag, patch: diff(has.state, target.state), view: target,
                 staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
         }
-        if want.phase.isLive,
-            has.state != target.state || has.staleDate != target.staleDate
-                || has.relevanceScore != target.relevanceScore || alert != nil
-        {
-            return .update(
-                seq: key, tag: tag, patch: diff(has.state, target.state), view: target,
-                silent: p.allSilent, alert: alert, staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
+        if want.phase.isLive {
+            // The patch is empty exactly when the two states are equal, and the sessions of a fan-out share it
+            // (`PatchMemo`): comparing the states first walked both once more for every session.
+            let patch = diff(has.state, target.state)
+            if !patch.isEmpty || has.staleDate != target.staleDate || has.relevanceScore != target.relevanceScore
+                || alert != nil
+            {
+                return .update(
+                    seq: key, tag: tag, patch: patch, view: target, silent: p.allSilent, alert: alert,
+                    staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
+            }
         }
         if has.phase != target.phase {
             return .lifecycle(seq: key, tag: tag, phase: target.phase)

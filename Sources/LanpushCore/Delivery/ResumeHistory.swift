@@ -68,9 +68,10 @@ public struct ResumeHistory: Sendable {
         head < entries.count ? entries[head].seq : nil
     }
 
-    public mutating func append(_ entry: Entry) {
-        entries.append(entry)
+    /// Takes `entry` over: a copy into the array would retain the view it holds, and the caller's release it again.
+    public mutating func append(_ entry: consuming Entry) {
         bytes += entry.bytes
+        entries.append(entry)
         if count > capacity { dropOldest() }
     }
 

@@ -3,8 +3,8 @@
 /// On the hot path (every frame and every HTTP answer): members are sorted once as (key, value) pairs — no
 /// second hash lookup per key —, strings without characters to escape are copied in one piece, and integral
 /// numbers are written digit by digit without an intermediate `String`.
-enum JSONWriter {
-    static func write(_ value: JSONValue, into out: inout [UInt8]) {
+public enum JSONWriter {
+    public static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
@@ -167,7 +167,7 @@ enum JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Native strings hand out their UTF-8 without a copy; bridged or foreign ones go byte by byte.
         let done: Void? = s.utf8.withContiguousStorageIfAvailable { utf8 in appendEscaped(utf8, into: &out) }

@@ -84,35 +84,33 @@ final class IngestEndpoints {
             return .error(400, error)
         }
         guard case .routed(let outcome) = ingest.submit(request) else { return .error(500, field: "", rule: "internal", "internal error") }
-        var results = [JSONValue]()
-        for (target, routed) in outcome {
-            guard let routed else {
-                results.append(["target": .string(target), "result": "unknown_target"])
-                continue
-            }
-            var result: [String: JSONValue] = ["target": .string(target), "result": .string(Self.word(routed))]
-            if routed.relay && routed.lan != .none && Self.word(routed) != "relay" { result["relay"] = true }
-            results.append(.object(result))
+        let results = outcome.map { target, routed in
+            TargetResult(target: target, word: routed.map(Self.word) ?? .unknownTarget, relay: routed.map(Self.alsoRelayed) ?? false)
         }
         switch Ingest.verdict(outcome, command: request.command) {
         case .refused(let error) where error.rule == "exists":
             metrics.reject("no_target")
-            return .error(404, error).adding("results", .array(results))
+            return .error(404, error).adding("results", .array(results.map(\.json)))
         case .refused(let error):
             metrics.reject("no_relay")
-            return .error(422, error, extra: ["results": .array(results)])
+            return .error(422, error, extra: ["results": .array(results.map(\.json))])
         case .accepted:
-            var answer: [String: JSONValue] = ["results": .array(results)]
-            if !request.accepted.warnings.isEmpty { answer["warnings"] = .array(request.accepted.warnings.map(\.json)) }
-            return .json(202, .object(answer))
+            return APIResponse(
+                status: 202, contentType: "application/json",
+                body: TargetResult.answer(results, warnings: request.accepted.warnings.map(\.json)))
         }
     }
 
+    /// Whether a target's answer also says `"relay": true`: it went to its LAN sessions and to the relay too.
+    private static func alsoRelayed(_ routed: Ingest.Routed) -> Bool {
+        routed.relay && routed.lan != .none && word(routed) != .relay
+    }
+
     /// `/v1/push`'s per-target result word.
-    static func word(_ routed: Ingest.Routed) -> String {
-        if routed.refused { return "no_relay" }
-        if routed.lan == .delivered { return "delivered" }
-        return routed.relay ? "relay" : "queued"
+    static func word(_ routed: Ingest.Routed) -> TargetResult.Word {
+        if routed.refused { return .noRelay }
+        if routed.lan == .delivered { return .delivered }
+        return routed.relay ? .relay : .queued
     }
 }
 

@@ -22,6 +22,9 @@ final class DeviceDirectory {
     private let resumeSeqs: [String: UInt64]
     /// Every device's resume history together: kept under `limits.resume_history_bytes` by `settleHistory(of:)`.
     private var historyBudget: ResumeHistoryBudget
+    /// Counts the devices added and removed: a record found by id while it stays the same is still the one the
+    /// directory holds under that id (`device(of:)`).
+    private(set) var changes: UInt64 = 0
 
     /// `stored`: what the store held at start; `unclean`: the previous run did not stop cleanly, so every device
     /// starts the new `epoch` (clients resuming get a snapshot, no seq is reused with other content).
@@ -71,6 +74,7 @@ final class DeviceDirectory {
     }
 
     private func insert(_ device: DeviceRecord) {
+        changes &+= 1
         records[device.id] = device
         byTokenHash[device.tokenHash] = device.id
     }
@@ -122,6 +126,7 @@ final class DeviceDirectory {
     @discardableResult
     func remove(_ id: String) -> DeviceRecord? {
         guard let device = records.removeValue(forKey: id) else { return nil }
+        changes &+= 1
         historyBudget.add(-device.countedHistoryBytes)
         device.countedHistoryBytes = 0
         byTokenHash.removeValue(forKey: device.tokenHash)
@@ -178,5 +183,17 @@ final class DeviceDirectory {
     func route(pushToken token: String, to id: String) {
         guard records[id] != nil else { return }
         byPushToken[token] = id
+    }
+}
+
+extension DeviceDirectory {
+    /// A device session's record, kept on the session until a device is added or removed: each frame written and
+    /// each ack read asks for it, and a lookup by id hashes the id every time.
+    func device(of session: StreamSession) -> DeviceRecord? {
+        guard let id = session.deviceId else { return nil }
+        if let found = session.foundDevice, found.changes == changes { return found.record }
+        let record = self[id]
+        session.foundDevice = (changes, record)
+        return record
     }
 }

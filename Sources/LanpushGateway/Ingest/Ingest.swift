@@ -58,7 +58,7 @@ final class Ingest {
     /// Confirm ids accepted within the window, with when (the tick forgets older ones).
     private(set) var recentConfirmIds: [String: Double] = [:]
     /// The relay body the request being applied built last, and what of its device it was built from.
-    private var lastRelayBody: (inputs: IngestRequest.RelayInputs, body: RelayBody)?
+    private var lastRelayBody: RelayBodyMemo?
 
     init(
         directory: DeviceDirectory, sessions: SessionRegistry, relay: RelayHandOver, journal: Journal,
@@ -130,7 +130,7 @@ final class Ingest {
             let changes = apply(request, to: device, webhookId: webhookId, body: body)
             // A clear_notification that ended an activity makes an end and a clear: one request to the relay.
             let endedSome = changes.contains { $0.kind == .end }
-            let relayed = handOver(changes.filter { !(endedSome && $0.kind == .clear) }, of: device, body: body, url: url)
+            let relayed = handOver(endedSome ? changes.filter { $0.kind != .clear } : changes, of: device, body: body, url: url)
             routed = Routed(lan: device.isConnected ? .delivered : .queued, relay: relayed)
         }
         if !routed.refused { noteWarnings(request.accepted, device: device) }
@@ -162,7 +162,7 @@ final class Ingest {
         let inputs = IngestRequest.RelayInputs(request, device)
         if let last = lastRelayBody, last.inputs == inputs { return last.body }
         let body = request.relayBody(inputs)
-        lastRelayBody = (inputs, body)
+        lastRelayBody = RelayBodyMemo(inputs: inputs, body: body)
         return body
     }
 
@@ -214,5 +214,17 @@ final class Ingest {
                 "device": "\(device.id)", "field": "\(warning.field)", "tag": "\(accepted.command.tag ?? "")",
             ])
         }
+    }
+}
+
+/// The last relay body `Ingest` built and what it was built from. A class: read through one reference, where an
+/// optional tuple was copied out at every device of a fan-out (its strings and dictionaries retained and released).
+private final class RelayBodyMemo {
+    let inputs: IngestRequest.RelayInputs
+    let body: RelayBody
+
+    init(inputs: IngestRequest.RelayInputs, body: RelayBody) {
+        self.inputs = inputs
+        self.body = body
     }
 }

@@ -242,7 +242,7 @@ final class SessionProtocol {
         // What waited for credit can go now. A session that had credit waits for nothing the ack gives: whatever it
         // had to send was written, or a write is already asked for (every change and control frame asks).
         if ack?.freed == true { session.transport.requestWritable() }
-        guard let device = directory[id], let acked = ack?.acked else { return }
+        guard let device = directory.device(of: session), let acked = ack?.acked else { return }
         device.deliveredSeq = max(device.deliveredSeq, acked)
         // What every session of the device has acknowledged (a device has one session but for a moment or two).
         let floor =

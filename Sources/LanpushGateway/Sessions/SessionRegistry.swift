@@ -85,9 +85,13 @@ final class SessionRegistry {
 
     /// Returns how many of `changes` merged into one still waiting to be sent.
     private func note(_ changes: [Change], to coalescer: inout Coalescer) -> Int {
-        var merged = 0
-        for change in changes where coalescer.note(change) { merged += 1 }
-        return merged
+        // Read in place: `for change in changes` copies each change, and with it retains and releases the view it
+        // carries, once for every session of every device an update goes to.
+        changes.withUnsafeBufferPointer { changes in
+            var merged = 0
+            for i in changes.indices where coalescer.note(changes[i]) { merged += 1 }
+            return merged
+        }
     }
 
     /// Whether a session of `device`, or an observer following it, still owes its client the end of `tag`

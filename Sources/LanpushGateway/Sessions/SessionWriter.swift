@@ -11,7 +11,7 @@ struct SessionWriter {
 
     func writable(_ session: StreamSession, now: Double) {
         // A device session's device, looked up once for all the frames this turn writes.
-        let device: DeviceRecord? = if case .device(let id) = session.role { directory[id] } else { nil }
+        let device = directory.device(of: session)
         while true {
             guard !session.transport.isChoked else {
                 // The socket is full: lws calls back once it drains only when asked to, so ask — else what is left

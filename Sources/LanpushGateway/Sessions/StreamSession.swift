@@ -32,8 +32,17 @@ final class StreamSession {
     /// Runs `body` on the coalescer for device `id` where it lies; `nil` when the session does not follow `id`.
     /// Every change, frame and ack goes through here: `coalescers[id]!.note(…)` moves the ~300-byte coalescer
     /// out of the dictionary and back (hashing the key twice), and `coalescers[id]?.ackedSeq` copies it whole.
+    /// A device's session follows that one device: its slot is found by comparing the id (short ids are compared as
+    /// two words), not by hashing it, several times for every frame.
     func withCoalescer<Result>(_ id: String, _ body: (inout Coalescer) -> Result) -> Result? {
-        guard let slot = coalescers.index(forKey: id) else { return nil }
+        let slot: Dictionary<String, Coalescer>.Index
+        if coalescers.count == 1 {
+            slot = coalescers.startIndex
+            guard coalescers.keys[slot] == id else { return nil }
+        } else {
+            guard let found = coalescers.index(forKey: id) else { return nil }
+            slot = found
+        }
         return body(&coalescers.values[slot])
     }
 
@@ -52,6 +61,9 @@ final class StreamSession {
         self.openedAt = now
         self.lastActivity = now
     }
+
+    /// A device session's record and the directory's `changes` when it was found (`DeviceDirectory.device(of:)`).
+    var foundDevice: (changes: UInt64, record: DeviceRecord?)?
 
     var deviceId: String? {
         if case .device(let id) = role { return id }
