@@ -22,6 +22,35 @@ public final class FrameEncoder {
             self.bytes = bytes
             self.seqRange = seqRange
         }
+
+        /// Whether `other` is this frame but for its seq; the kept event is compared where it lies (read from the
+        /// outside, it was copied out first, every string and dictionary in it retained and released, at each frame).
+        func isFrame(of other: OutboundEvent) -> Bool { event.differsOnlyInSeq(from: other) }
+
+        /// These bytes with `seq` in place of the kept one, written in one pass into an array of the final size.
+        func spliced(_ seq: UInt64) -> [UInt8] {
+            var digits = 1
+            var rest = seq
+            while rest >= 10 {
+                rest /= 10
+                digits += 1
+            }
+            let head = seqRange.lowerBound
+            let tail = bytes.count - seqRange.upperBound
+            return [UInt8](unsafeUninitializedCapacity: head + digits + tail) { out, count in
+                bytes.withUnsafeBufferPointer { kept in
+                    _ = out.initialize(fromContentsOf: kept[..<head])
+                    var x = seq
+                    for i in stride(from: head + digits - 1, through: head, by: -1) {
+                        out[i] = UInt8(ascii: "0") &+ UInt8(x % 10)
+                        x /= 10
+                    }
+                    _ = UnsafeMutableBufferPointer(rebasing: out[(head + digits)...])
+                        .initialize(fromContentsOf: kept[seqRange.upperBound...])
+                }
+                count = head + digits + tail
+            }
+        }
     }
 
     public static let capacity = 128
@@ -36,17 +65,10 @@ public final class FrameEncoder {
         guard let seq = event.spliceableSeq else { return event.json(version).serializedBytes() }
         let key = event.storagePair
         let v = version.slot
-        if let frame = kept[v][key], frame.event.differsOnlyInSeq(from: event) {
+        // Below 2^53 a seq is written as its digits; above, as the number's shortest double text (never spliced).
+        if seq < 9_007_199_254_740_992, let frame = kept[v][key], frame.isFrame(of: event) {
             spliced += 1
-            let range = frame.seqRange
-            var out = [UInt8]()
-            out.reserveCapacity(frame.bytes.count + 8)
-            frame.bytes.withUnsafeBufferPointer { bytes in
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<range.lowerBound]))
-                JSONWriter.writeNumber(Double(seq), into: &out)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range.upperBound...]))
-            }
-            return out
+            return frame.spliced(seq)
         }
         var out = [UInt8]()
         out.reserveCapacity(256)

@@ -46,9 +46,10 @@ struct SessionWriter {
         }
     }
 
-    /// What a session's coalescer has for it next.
+    /// What a session's coalescer has for it next: an event's frame, already encoded (the event is encoded where the
+    /// coalescer hands it out, not copied out of this enum first), or the seq of a `synced`.
     private enum Due {
-        case event(OutboundEvent, firstInFlight: Bool)
+        case event([UInt8], firstInFlight: Bool)
         case synced(UInt64)
     }
 
@@ -58,16 +59,17 @@ struct SessionWriter {
             return nil
         case .device(let id):
             guard let device else { return nil }
+            let version = session.version
             let due = session.withCoalescer(id) { coalescer -> Due? in
                 if let event = coalescer.next(ledger: &device.ledger, now: now, patches: patches) {
-                    return .event(event, firstInFlight: coalescer.unacknowledged == 1)
+                    return .event(frames.encode(event, version), firstInFlight: coalescer.unacknowledged == 1)
                 }
                 return coalescer.takeSynced(queued: device.ledger.notifications).map(Due.synced)
             }
             switch due {
-            case .event(let event, let firstInFlight)??:
+            case .event(let frame, let firstInFlight)??:
                 if firstInFlight { sessions.time(session) }  // the ack timeout counts from this frame
-                return frames.encode(event, session.version)
+                return frame
             case .synced(let seq)??:
                 return JSONValue.object(["type": "synced", "seq": .number(Double(seq))]).serializedBytes()
             case nil, .some(nil):
