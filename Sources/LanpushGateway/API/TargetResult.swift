@@ -35,7 +35,7 @@ struct TargetResult: Equatable {
     static func answer(_ results: [TargetResult], warnings: [JSONValue]) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(16 + results.count * 48)
-        out.append(contentsOf: #"{"results":["#.utf8)
+        Self.append(#"{"results":["#, to: &out)
         for (i, r) in results.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             Self.append(r.relay ? #"{"relay":true,"result":""# : #"{"result":""#, to: &out)
@@ -46,7 +46,7 @@ struct TargetResult: Equatable {
         }
         out.append(UInt8(ascii: "]"))
         if !warnings.isEmpty {
-            out.append(contentsOf: #","warnings":"#.utf8)
+            Self.append(#","warnings":"#, to: &out)
             JSONWriter.write(.array(warnings), into: &out)
         }
         out.append(UInt8(ascii: "}"))

@@ -217,8 +217,8 @@ final class Ingest {
     }
 }
 
-/// The last relay body `Ingest` built and what it was built from. A class: read through one reference, where an
-/// optional tuple was copied out at every device of a fan-out (its strings and dictionaries retained and released).
+/// The last relay body `Ingest` built and what it was built from. A class, read through one reference: a tuple or
+/// struct would be copied out at every device of a fan-out, its strings and dictionaries retained and released.
 private final class RelayBodyMemo {
     let inputs: IngestRequest.RelayInputs
     let body: RelayBody
