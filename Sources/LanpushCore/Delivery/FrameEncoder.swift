@@ -28,13 +28,9 @@ public final class FrameEncoder {
         func isFrame(of other: OutboundEvent) -> Bool { event.differsOnlyInSeq(from: other) }
 
         /// These bytes with `seq` in place of the kept one, written in one pass into an array of the final size.
+        /// `seq` below 2^53 (where its text is its digits).
         func spliced(_ seq: UInt64) -> [UInt8] {
-            var digits = 1
-            var rest = seq
-            while rest >= 10 {
-                rest /= 10
-                digits += 1
-            }
+            let digits = JSONWriter.countNumber(Double(seq))
             let head = seqRange.lowerBound
             let tail = bytes.count - seqRange.upperBound
             return [UInt8](unsafeUninitializedCapacity: head + digits + tail) { out, count in

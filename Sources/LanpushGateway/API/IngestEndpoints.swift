@@ -84,9 +84,7 @@ final class IngestEndpoints {
             return .error(400, error)
         }
         guard case .routed(let outcome) = ingest.submit(request) else { return .error(500, field: "", rule: "internal", "internal error") }
-        let results = outcome.map { target, routed in
-            TargetResult(target: target, word: routed.map(Self.word) ?? .unknownTarget, relay: routed.map(Self.alsoRelayed) ?? false)
-        }
+        let results = outcome.map { TargetResult(target: $0.target, routed: $0.routed) }
         switch Ingest.verdict(outcome, command: request.command) {
         case .refused(let error) where error.rule == "exists":
             metrics.reject("no_target")
@@ -99,18 +97,6 @@ final class IngestEndpoints {
                 status: 202, contentType: "application/json",
                 body: TargetResult.answer(results, warnings: request.accepted.warnings.map(\.json)))
         }
-    }
-
-    /// Whether a target's answer also says `"relay": true`: it went to its LAN sessions and to the relay too.
-    private static func alsoRelayed(_ routed: Ingest.Routed) -> Bool {
-        routed.relay && routed.lan != .none && word(routed) != .relay
-    }
-
-    /// `/v1/push`'s per-target result word.
-    static func word(_ routed: Ingest.Routed) -> TargetResult.Word {
-        if routed.refused { return .noRelay }
-        if routed.lan == .delivered { return .delivered }
-        return routed.relay ? .relay : .queued
     }
 }
 

@@ -23,6 +23,30 @@ struct TargetResult: Equatable {
         }
     }
 
+    init(target: String, word: Word, relay: Bool) {
+        self.target = target
+        self.word = word
+        self.relay = relay
+    }
+
+    /// What `Ingest` did for the target (`nil`: no such device).
+    init(target: String, routed: Ingest.Routed?) {
+        self.target = target
+        guard let routed else {
+            (word, relay) = (.unknownTarget, false)
+            return
+        }
+        if routed.refused {
+            word = .noRelay
+        } else if routed.lan == .delivered {
+            word = .delivered
+        } else {
+            word = routed.relay ? .relay : .queued
+        }
+        // Delivered or queued on the LAN and sent to the relay as well.
+        relay = routed.relay && routed.lan != .none && word != .relay
+    }
+
     var json: JSONValue {
         var o: [String: JSONValue] = ["target": .string(target), "result": .string(word.text.description)]
         if relay { o["relay"] = true }
