@@ -49,7 +49,8 @@ public final class Gateway: @unchecked Sendable {
             let synchronous = options.config.store.synchronous
             let store = try StateStore(
                 directory: options.stateDirectory.path, synchronous: synchronous,
-                checkpointsInCommits: !CommitPath.commitsOnLoop(synchronous: synchronous))
+                checkpointsInCommits: !CommitPath.commitsOnLoop(synchronous: synchronous),
+                cacheBytes: options.config.store.cacheBytes)
             let state = try store.load()
             if state.wasUnclean {
                 logger.warning("the previous run did not stop cleanly: every device starts a new epoch (clients get a snapshot)")

@@ -31,6 +31,10 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
     /// Called (loop thread) on every delivery with its stamp: fan-out bookkeeping.
     var stampCounts: [UInt64: Int] = [:]
     var countStamps = false
+    /// The fast scenarios: each update's `progress` is its index + 1 and its tag the index modulo `tags`; one session
+    /// sees every `step`-th index of a tag. A frame with progress p then stands for every update of its tag since the
+    /// last one the session saw, merged into it: `(p − last) / step` of them (`ClientStats.coveredInWindow`).
+    var progressCount: (tags: Int, step: Int)?
     var url = ""
     var subprotocol = ""
     var toConnect: [ClientSession] = []

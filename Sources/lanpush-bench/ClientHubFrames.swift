@@ -144,6 +144,7 @@ extension ClientHub {
                 isEvent = true
                 ackSeq = b.decimal(at: comma)
                 stamp = b.embeddedStamp()
+                if progressCount != nil { countProgress(s, b, now: now) }
                 return
             }
             guard let t = b.offset(after: "\"type\":\""), t + 1 < b.count else { return }
@@ -156,7 +157,10 @@ extension ClientHub {
                 if let q = b.offset(after: "\"seq\":") { ackSeq = b.decimal(at: q) }
                 // A snapshot (a session that subscribed afresh, e.g. after a reconnect) repeats old states: not a
                 // delivery of the update that stamped them.
-                if !(c0 == UInt8(ascii: "s") && c1 == UInt8(ascii: "n")) { stamp = b.embeddedStamp() }
+                if !(c0 == UInt8(ascii: "s") && c1 == UInt8(ascii: "n")) {
+                    stamp = b.embeddedStamp()
+                    if progressCount != nil { countProgress(s, b, now: now) }
+                }
             case (UInt8(ascii: "s"), UInt8(ascii: "y")):
                 becameReady(s)
             case (UInt8(ascii: "a"), _):
@@ -239,5 +243,23 @@ extension ClientHub {
             }
         }
         if let stamp = payload.embeddedStamp() { delivered(s, stamp: stamp, now: now) }
+        if progressCount != nil { countProgress(s, payload, now: now) }
+    }
+
+    /// Counts the updates a frame's `progress` stands for (`progressCount`). A progress at or below the newest seen
+    /// counts nothing (concurrent HTTP connections may be accepted out of order: a slight undercount, never an
+    /// overcount); the first frame of a tag counts one.
+    @inline(__always)
+    func countProgress(_ s: ClientSession, _ b: UnsafeRawBufferPointer, now: UInt64) {
+        guard let (tags, step) = progressCount, let at = b.offset(after: "\"progress\":"),
+            let v = b.decimal(at: at), v > 0
+        else { return }
+        let p = Int(v)
+        if s.progressSeen.count != tags { s.progressSeen = Array(repeating: 0, count: tags) }
+        let tag = (p - 1) % tags
+        let last = s.progressSeen[tag]
+        guard p > last else { return }
+        s.progressSeen[tag] = p
+        if inWindow(now) { stats.coveredInWindow += last == 0 ? 1 : (p - last) / step }
     }
 }

@@ -30,6 +30,8 @@ final class ClientSession {
     /// Reconstructed state per tag (lanpush) or topic (MQTT), when the hub tracks state.
     var states: [String: JSONValue] = [:]
     var deliveries = 0
+    /// The newest `progress` seen per tag (`ClientHub.progressCount`).
+    var progressSeen: [Int] = []
     /// Closed on purpose (reconnect churn): its end is not a failure.
     var leaving = false
     /// The new connection of a churned session.
@@ -64,6 +66,9 @@ struct ClientStats {
     var deliveries = 0
     var framesInWindow = 0
     var deliveriesInWindow = 0
+    /// Updates whose state reached a session inside the window, in a frame of their own or merged into a later one
+    /// (counted from the frames' `progress`, when `ClientHub.progressCount` is set).
+    var coveredInWindow = 0
     /// Bytes received / sent on the WebSocket streams (payload + frame headers), after the handshake.
     var bytesIn = 0
     var bytesOut = 0

@@ -26,7 +26,9 @@ extension ScenarioRunner {
         let lead = scale.lead
         let start = nowNanos() + 50_000_000
         let window = (start + UInt64(lead * 1e9), start + UInt64((lead + scale.fastSeconds) * 1e9))
-        s.hub.sync { s.hub.window = window; s.hub.stats = ClientStats() }
+        // A session sees every update of a tag (all targets) or every lcm(sessions, tags)-th index of it (round-robin).
+        let step = allTargets ? tags : sessions / gcd(sessions, tags) * tags
+        s.hub.sync { s.hub.window = window; s.hub.stats = ClientStats(); s.hub.progressCount = (tags, step) }
         let cpu0 = s.server.cpuSeconds
         let wall0 = nowNanos()
         let tool0 = Sys.cpuSeconds(pid: getpid())
@@ -41,6 +43,11 @@ extension ScenarioRunner {
         var m: [Metric] = [
             Metric(key: "\(key).deliveries", label: "deliveries/s (frames received)", unit: "/s",
                    value: Double(st.framesInWindow) / secs, better: .higher),
+            // What the frames carried: lanpush merges what a tag receives while its session's socket is busy (within
+            // one loop turn, or beyond the session's window) into one frame with the newest state; mosquitto delivers
+            // every PUBLISH, so the two counts are equal for it.
+            Metric(key: "\(key).covered", label: "updates reaching the sessions/s (in a frame of their own or merged into a later one)",
+                   unit: "/s", value: Double(st.coveredInWindow) / secs, better: .higher),
             // HTTP: answered 2xx inside the window (the stream: accepted). MQTT QoS 0 has no answer: PUBLISHes written
             // per second over the whole run (the publisher blocks once mosquitto's input is full).
             Metric(key: "\(key).updates", label: "updates accepted/s (MQTT: published/s)", unit: "/s",
@@ -111,3 +118,5 @@ extension ScenarioRunner {
         return m
     }
 }
+
+private func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }

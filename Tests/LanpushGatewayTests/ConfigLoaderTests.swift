@@ -38,6 +38,7 @@ import Testing
         #expect(parsed.relay.upstream == "https://mobile-apps.home-assistant.io" && parsed.relay.minUpdateInterval == 15)
         #expect(parsed.relay.startsPerHour == 10 && parsed.relay.quota == 500 && parsed.relay.quotaReserve == 50 && parsed.relay.timeout == 10)
         #expect(parsed.mdns.enabled && parsed.mdns.name == nil && parsed.store.synchronous == "normal" && parsed.store.enabled)
+        #expect(parsed.store.cacheBytes == 262_144)
         #expect(parsed.homeAssistant.url == nil && parsed.homeAssistant.enabled == nil && parsed.deprecations.isEmpty)
     }
 
@@ -93,6 +94,8 @@ import Testing
         ("open_metrics: 3", "open_metrics"),
         ("log_level: verbose", "log_level"),
         ("store: {synchronous: extra}", "store.synchronous"),
+        ("store: {cache_bytes: 65535}", "store.cache_bytes"),
+        ("store: {cache_bytes: 1073741825}", "store.cache_bytes"),
         ("mdns: {interfaces: ['eth0 wlan0']}", "mdns.interfaces[0]"),
         ("home_assistant: {devices: [ghost]}", "home_assistant.devices[0]"),
         ("home_assistant: {url: 'homeassistant.local:8123'}", "home_assistant.url"),
@@ -141,14 +144,14 @@ import Testing
             viewer_token: ""
             log_level: WARNING
             session: {ack_timeout: 2.5, window: 4096}
-            store: {synchronous: FULL, enabled: false}
+            store: {synchronous: FULL, enabled: false, cache_bytes: 1048576}
             relay: {upstream: "http://relay.lan/", min_update_interval: 0}
             mdns: {enabled: false, name: "", interfaces: [eth0, "end0.10"]}
             home_assistant: {enabled: true, devices: [""]}
             """)
         #expect(c.adminToken == "a-long-admin-token" && c.viewerToken == nil && c.logLevel == "warning")
         #expect(c.session.ackTimeout == 2.5 && c.session.window == 4096)
-        #expect(c.store.synchronous == "full" && !c.store.enabled)
+        #expect(c.store.synchronous == "full" && !c.store.enabled && c.store.cacheBytes == 1 << 20)
         #expect(c.relay.upstream == "http://relay.lan/" && c.relay.minUpdateInterval == 0)
         #expect(!c.mdns.enabled && c.mdns.name == nil)
         // An empty entry is what the add-on's UI leaves in a list: it means nothing.

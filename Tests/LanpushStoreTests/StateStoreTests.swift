@@ -57,6 +57,17 @@ import Testing
         #expect(try store.load().haRegistrations["phone"]?.appData == nil)
     }
 
+    /// SQLite would give each connection 2 MiB of page cache; the store gives each what it was told, readers too.
+    @Test func everyConnectionHoldsTheCacheItWasGiven() throws {
+        let cacheSize = "PRAGMA cache_size"
+        let store = try StateStore(directory: dir, cacheBytes: 128 << 10)
+        #expect(try store.pool.write { try Int.fetchOne($0, sql: cacheSize) } == -128)
+        #expect(try store.pool.read { try Int.fetchOne($0, sql: cacheSize) } == -128)
+        let other = try StoreTestSupport.directory("store-cache")
+        let byDefault = try StateStore(directory: other)
+        #expect(try byDefault.pool.read { try Int.fetchOne($0, sql: cacheSize) } == -(StateStore.defaultCacheBytes >> 10))
+    }
+
     @Test func v3FieldsRoundTrip() throws {
         let store = try StateStore(directory: dir)
         let device = DeviceRow(id: "phone", epoch: "e", seq: 1, supportsLiveActivities: false)

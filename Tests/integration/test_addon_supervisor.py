@@ -104,7 +104,7 @@ GOOD = {
               "quota": 500, "quota_reserve": 50, "timeout": 10},
     "mdns": {"enabled": True, "name": "", "interfaces": ["eth0"]},
     "tls": {"enabled": True, "cert": "", "key": "", "plain": False},
-    "store": {"synchronous": "normal"},
+    "store": {"synchronous": "normal", "cache_bytes": 1048576},
     "home_assistant": {"enabled": True, "url": "", "token": "", "devices": ["kitchen-tablet"], "sensor_interval": 2},
 }
 

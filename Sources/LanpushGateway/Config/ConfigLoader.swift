@@ -135,6 +135,7 @@ public enum ConfigLoader {
         if var s = try reader.section("store") {
             config.store.synchronous = try s.oneOf("synchronous", ["off", "normal", "full"]) ?? "normal"
             config.store.enabled = try s.bool("enabled") ?? true
+            config.store.cacheBytes = try s.int("cache_bytes", min: 64 << 10, max: 1 << 30) ?? config.store.cacheBytes
             try s.finish()
         }
         if var s = try reader.section("home_assistant") {

@@ -74,6 +74,8 @@ public struct GatewayConfig: Sendable, Equatable {
         public var synchronous: String = "normal"
         /// false: keep everything in memory only (benchmarks compare the two).
         public var enabled: Bool = true
+        /// SQLite's page cache per connection, bytes.
+        public var cacheBytes: Int = 256 << 10
     }
 
     /// HA-native mode (see HomeAssistant/HomeAssistantSettings.swift for how it resolves).
