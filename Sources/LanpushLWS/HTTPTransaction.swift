@@ -220,6 +220,7 @@ final class HTTPTransactions {
             if inputBuffered && tx.expected > 0 { tx.pipelined = true }
             tx.inputPaused = true
             lws_rx_flow_control(tx.wsi, 0)
+            lws_set_timeout(tx.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(clamping: options.responseTimeout))
         }
         pausesDue.removeAll(keepingCapacity: true)
     }
@@ -269,8 +270,9 @@ final class HTTPTransactions {
         // Answered later: hold further input (a pipelined next request) until then — from the end of this turn, so
         // that an answer given within the turn (the delegate answers when the turn's changes are committed) skips
         // the pause and its undoing: each is an interest change (an epoll_ctl; a removal and a re-add on libuv).
+        // The answer's deadline is armed there too: lws keeps its timeouts in one sorted list, and an insertion
+        // walks it (a few entries per open connection).
         pausesDue.append(tx)
-        lws_set_timeout(tx.wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(clamping: options.responseTimeout))
     }
 
     private func reject(_ tx: HTTPTransaction, status: Int, message: String, field: String, rule: String) {

@@ -95,6 +95,23 @@ struct HTTPTests {
         #expect(g.status == 200)
     }
 
+    /// A request whose answer never comes does not hold its connection for ever: lws closes it once the response
+    /// timeout has passed (armed when the loop turn that read the request ends unanswered).
+    @Test func anAnswerThatNeverComesClosesTheConnectionAfterTheResponseTimeout() throws {
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
+        o.responseTimeout = 1
+        let s = try RunningServer(o)
+        defer { s.stop() }
+        let c = try TCPClient(port: s.port, timeout: 8)
+        let started = Date()
+        try c.send("POST /delay?ms=20000 HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+        #expect(c.readsEOF())
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.9 && waited < 5, "closed after \(waited) s")
+        // The server goes on serving.
+        #expect(try TCPClient(port: s.port).request("GET", "/hello").status == 200)
+    }
+
     /// Answers go out right after the loop turn, outside lws's callbacks; a client that does not keep the
     /// connection alive still gets the whole answer (given at once or later), then the end of the connection.
     @Test(arguments: ["HTTP/1.0", "HTTP/1.1"], ["/echo", "/delay?ms=30"])
