@@ -50,9 +50,16 @@ let package = Package(
         .systemLibrary(name: "CAvahiClient"),
         // The CLI only: pairing URLs as QR codes (the daemon needs no QR library).
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // In front of lws's log call: a level that is off costs a load and a test, not a variadic call
+        // (Sources/CLWSLogFilter/lws_log_filter.c). The executable must export the definition for lws to use it.
+        .target(
+            name: "CLWSLogFilter",
+            dependencies: ["CLibWebSockets"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=_lws_log"])]
+        ),
         .target(
             name: "LanpushLWS",
-            dependencies: ["CLibWebSockets"]
+            dependencies: ["CLibWebSockets", "CLWSLogFilter"]
         ),
         .target(
             name: "LanpushAvahi",

@@ -1,3 +1,4 @@
+import CLWSLogFilter
 import CLibWebSockets
 
 /// The HTTP + WebSocket server: one lws context, one vhost, one port, one protocol (`"lanpush.v1"`,
@@ -87,7 +88,7 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
             txPacketSize: options.txPacketSize, rxBufferSizes: options.receiveBuffers)
         let me = Unmanaged.passUnretained(self).toOpaque()
 
-        lws_set_log_level(options.libraryLogMask, nil)
+        lanpush_lws_set_log_level(options.libraryLogMask, nil)
 
         var info = lws_context_creation_info()
         // DO_SSL_GLOBAL_INIT: OpenSSL for the `wss://` client connections (LWSServer+Client.swift) and, with

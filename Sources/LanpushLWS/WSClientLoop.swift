@@ -1,3 +1,4 @@
+import CLWSLogFilter
 import CLibWebSockets
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +43,7 @@ public final class WSClientLoop: LoopConfined, @unchecked Sendable {
         self.options = options
         let me = Unmanaged.passUnretained(self).toOpaque()
 
-        lws_set_log_level(options.libraryLogMask, nil)
+        lanpush_lws_set_log_level(options.libraryLogMask, nil)
 
         let engine = WSClientEngine(options: options, loopThread: loop.thread) { [weak self] seconds, body in
             self?.schedule(after: seconds, body)
