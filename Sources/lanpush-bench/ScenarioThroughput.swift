@@ -45,7 +45,7 @@ extension ScenarioRunner {
                    value: Double(st.framesInWindow) / secs, better: .higher),
             // What the frames carried: lanpush merges what a tag receives while its session's socket is busy (within
             // one loop turn, or beyond the session's window) into one frame with the newest state; mosquitto delivers
-            // every PUBLISH, so the two counts are equal for it.
+            // every PUBLISH, so the two counts are equal for it (unless its queue overflows and drops some).
             Metric(key: "\(key).covered", label: "updates reaching the sessions/s (in a frame of their own or merged into a later one)",
                    unit: "/s", value: Double(st.coveredInWindow) / secs, better: .higher),
             // HTTP: answered 2xx inside the window (the stream: accepted). MQTT QoS 0 has no answer: PUBLISHes written

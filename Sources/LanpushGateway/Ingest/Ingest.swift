@@ -193,7 +193,11 @@ final class Ingest {
         }
         let oldest = device.ledger.notifications.first?.seq ?? device.ledger.seq + 1
         if device.relayNotificationBodies.count > device.ledger.notifications.count {
-            device.relayNotificationBodies = device.relayNotificationBodies.filter { $0.key >= oldest }
+            // Those of notifications acknowledged (or dropped) since, usually one: removed in place, where a filtered
+            // copy would allocate and fill a new table for every notification a session acknowledges.
+            for seq in device.relayNotificationBodies.keys.filter({ $0 < oldest }) {
+                device.relayNotificationBodies.removeValue(forKey: seq)
+            }
         }
         guard !device.isConnected, let url, !changes.isEmpty else { return false }
         relay.relay(changes, of: device, body: body, url: url)
