@@ -5,8 +5,9 @@ Starts lanpushd under `valgrind --tool=callgrind` as a home runs it (the committ
 at its default, with one device: store on, mDNS on — without an avahi-daemon to reach it still sets discovery up and
 retries), lets it start, has callgrind dump what start-up ran, then drives what a day brings: a device session on
 each protocol version, plain notifications, live updates started and updated, a `clear_notification` that ends one,
-the read endpoints, the preview page, and a phone away from home: its updates handed to HA's relay (a local stand-in
-that answers as the relay does) through the outgoing HTTP client. A dump after each phase holds what it ran. It
+a publisher's stream of items, the read endpoints, the preview page, a store that goes quiet (its caches handed
+back), and a phone away from home: its updates handed to HA's relay (a local stand-in that answers as the relay does)
+through the outgoing HTTP client. A dump after each phase holds what it ran. It
 does so `--runs` times, each in a fresh process: which functions run varies a little from one start to the next
 (Swift seeds its hashing at random per process).
 
@@ -145,8 +146,38 @@ def workload(port):
         post({"targets": ["phone"], "message": "clear_notification", "data": {"tag": "washer-0"}})
         ack(ws, ws.read())
         ws.close()
+    stream(port)
     for path in ("/healthz", "/v1/devices", "/v1/activities", "/metrics", "/"):
         http.request("GET", path, b"", auth)
+
+
+def stream(port):
+    """A publisher stream (Node-RED, a script, `lanpush send`): items pipelined faster than one a loop turn, one
+    rejected and a ping among them, while the device's session takes the merged frames and acks them."""
+    ws = WS(port, DEVICE, protocol="lanpush.v2")
+    publisher = WS(port, ADMIN, protocol="lanpush.publisher, lanpush.v1", publisher=True)
+    items = 0
+    for i in range(300):
+        publisher.send({"type": "push", "id": i, "targets": ["phone"], "title": "EV", "message": f"{i} %",
+                        "data": {"tag": f"ev-{i % 10}", "live_update": True, "progress": i, "progress_max": 300}})
+        items += 1
+        if i % 100 == 50:
+            publisher.send({"type": "push", "targets": ["phone"], "data": {"progress": "half"}})
+            publisher.send({"type": "ping"})
+            items += 1
+    through = 0
+    while through < items:
+        frame = publisher.read()
+        if frame.get("type") == "accepted":
+            through = frame["through"]
+    publisher.close()
+    ws.sock.settimeout(1)
+    try:
+        while True:
+            ack(ws, ws.read())
+    except (TimeoutError, OSError):
+        pass
+    ws.close()
 
 
 def home_config(port):
@@ -190,6 +221,7 @@ def run_once(lanpushd):
         subprocess.run(["callgrind_control", "-d", "startup", str(proc.pid)], check=True, capture_output=True)
         startup = functions(wait_dump(work, before), image)
         workload(port)
+        time.sleep(8)  # a quiet store: the writer's thread hands SQLite's page caches back, as after every burst
         before = set(glob.glob(os.path.join(work, "callgrind.out.*")))
         subprocess.run(["callgrind_control", "-d", "workload", str(proc.pid)], check=True, capture_output=True)
         running = functions(wait_dump(work, before), image)

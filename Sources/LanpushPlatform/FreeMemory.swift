@@ -19,16 +19,39 @@ extension Platform {
         return trim(0) == 1
     }
 
+    /// Has every thread allocate from glibc's main arena (`M_ARENA_MAX` 1), unless `MALLOC_ARENA_MAX` says otherwise;
+    /// `true` when the setting took. Call it first in `main`, before another thread allocates.
+    ///
+    /// glibc gives each new thread an arena of its own. The store's writer thread builds a burst's transactions in
+    /// its arena, and what it freed at the arena's top stays resident: `malloc_trim` gives back only the main arena's
+    /// top, and a non-main arena trims its own only past a threshold glibc raises as large blocks come and go (~0.8
+    /// MiB of a 1 MiB arena after `fast-100` with the store). With one arena the periodic `releaseFreeMemory()`
+    /// reaches everything freed. The loop and the writer then share the arena's lock for blocks the per-thread cache
+    /// does not serve; durable throughput did not move (docs/BENCHMARKS.md).
+    @discardableResult
+    public static func useOneMallocArena() -> Bool {
+        guard getenv("MALLOC_ARENA_MAX") == nil, let mallopt = mallocOption else { return false }
+        return mallopt(mArenaMax, 1) == 1
+    }
+
+    /// `M_ARENA_MAX` in glibc's `<malloc.h>`.
+    private static let mArenaMax: Int32 = -8
+
     /// glibc's `malloc_trim` (declared in `<malloc.h>`, which Swift's Glibc module does not bring in); `nil` with
     /// a C library that has none, where there is nothing to do.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = libcFunction("malloc_trim")
+
+    /// glibc's `mallopt`, from the same header.
+    private static let mallocOption: (@convention(c) (Int32, Int32) -> Int32)? = libcFunction("mallopt")
+
+    private static func libcFunction<F>(_ name: String) -> F? {
         #if canImport(Glibc)
-            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-            return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+            return unsafeBitCast(symbol, to: F.self)
         #else
             return nil
         #endif
-    }()
+    }
 
     /// `releaseFreeMemory()` every `seconds`, on a queue of its own: the pass holds each arena's lock while it
     /// walks it (a few milliseconds with a large heap), so it is spread out, not run on the event loop's tick.

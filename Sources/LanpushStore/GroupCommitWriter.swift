@@ -21,8 +21,19 @@ public final class GroupCommitWriter: @unchecked Sendable {
     /// `start`.
     public var onCommitted: (@Sendable () -> Void)?
 
-    public init(store: StateStore, onError: @escaping @Sendable (Error) -> Void) {
+    /// Seconds without a commit (on any thread) after which this thread gives SQLite's page caches back.
+    private let quietAfter: Double
+    /// Times it did (any thread).
+    public var memoryReleases: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return releases
+    }
+    private var releases = 0
+
+    public init(store: StateStore, quietAfter: Double = 5, onError: @escaping @Sendable (Error) -> Void) {
         self.store = store
+        self.quietAfter = quietAfter
         self.onError = onError
     }
 
@@ -44,9 +55,23 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func loop() {
+        var releasedAt = store.commits  // nothing cached to give back before the first commit
         while true {
             condition.lock()
-            while queue.isEmpty && completions.isEmpty && !worker.stopping { condition.wait() }
+            while queue.isEmpty && completions.isEmpty && !worker.stopping {
+                let seen = store.commits
+                guard !condition.wait(until: Date(timeIntervalSinceNow: quietAfter)) else { continue }
+                // A quiet store: no commit here or on the loop for `quietAfter`, and some since the last release. A burst
+                // fills the caches (256 KiB a connection by default) and a home then goes quiet for hours; the periodic
+                // heap trim then finds their pages free.
+                if store.commits == seen, seen != releasedAt, queue.isEmpty, !worker.stopping {
+                    releasedAt = seen
+                    releases += 1
+                    condition.unlock()
+                    store.releaseMemory()
+                    condition.lock()
+                }
+            }
             // Handed on, not emptied in place: `removeAll(keepingCapacity:)` on a buffer `ops` shares allocates a new
             // one as large as the largest batch ever, which stayed: over a megabyte of this thread's heap after a burst.
             let ops = queue

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import LanpushCore
+import Synchronization
 
 /// Why the state could not be opened: the daemon stops with this message rather than start empty.
 public struct StoreError: Error, CustomStringConvertible, Sendable {
@@ -39,6 +40,8 @@ public final class StateStore: @unchecked Sendable {
     public let checkpointsInCommits: Bool
     /// The commit's statements on the writer connection (`write`); touched only inside the pool's writer accesses.
     private var writes: WriteStatements?
+    /// Transactions committed so far, on any thread: how the writer's thread tells a quiet store from a busy one.
+    private let committed = Atomic<UInt64>(0)
 
     /// The page cache each connection may hold (`store.cache_bytes`). SQLite's own default is 2 MiB a connection;
     /// the pages it would keep are in the OS's page cache anyway, a `pread` away, and a home's store is small. With
@@ -205,11 +208,31 @@ public final class StateStore: @unchecked Sendable {
                     try apply(op, statements)
                 }
                 try statements.run(.commit)
+                committed.add(1, ordering: .relaxed)
             } catch {
                 // GRDB stops the process if a connection is handed back inside a transaction.
                 try? db.rollback()
                 throw error
             }
+        }
+    }
+
+    /// Transactions committed so far (any thread).
+    public var commits: UInt64 { committed.load(ordering: .relaxed) }
+
+    /// Hands SQLite's page caches back: the writer connection's, and the readers', which close (the next read opens
+    /// one). What they held is in the OS's file cache, a `pread` away. Any thread; waits for a commit under way.
+    public func releaseMemory() {
+        pool.releaseMemory()
+    }
+
+    /// Bytes of page cache the writer connection holds now (`SQLITE_DBSTATUS_CACHE_USED`).
+    public func writerCacheBytes() -> Int {
+        pool.writeWithoutTransaction { db in
+            var used: Int32 = 0
+            var highest: Int32 = 0
+            sqlite3_db_status(db.sqliteConnection, SQLITE_DBSTATUS_CACHE_USED, &used, &highest, 0)
+            return Int(used)
         }
     }
 

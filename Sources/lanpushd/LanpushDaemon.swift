@@ -34,6 +34,7 @@ struct LanpushDaemon: ParsableCommand {
     var resetState = false
 
     func run() throws {
+        Platform.useOneMallocArena()
         Platform.ignoreSIGPIPE()
         var settings: GatewayConfig
         do {

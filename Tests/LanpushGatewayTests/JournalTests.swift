@@ -146,6 +146,23 @@ import Testing
         #expect(submitted.map(Self.words) == [["delete-notifications|o|2", "other"]])
     }
 
+    @Test func aQuietTurnLetsGoOfTheRoomABurstReserved() {
+        let journal = Journal(persist: { _, _ in })
+        let devices = (0..<300).map {
+            DeviceRecord(id: "d\($0)", name: "D", source: .api, tokenHash: "h", ledger: DeviceLedger(deviceId: "d\($0)", epoch: "e"))
+        }
+        for d in devices { journal.record(device: d) }
+        journal.endTurn()
+        // The next turn gets room for a turn like the burst's (no regrowth while the burst lasts)...
+        #expect(journal.pendingOps.capacity >= devices.count)
+        journal.endTurn()
+        // ...and the first that records nothing lets it go.
+        #expect(journal.pendingOps.capacity <= Journal.idleCapacity)
+        journal.record(device: devices[0])
+        journal.endTurn()
+        #expect(journal.pendingOps.capacity <= Journal.idleCapacity)
+    }
+
     @Test func anAnswerWaitsForItsCommit() throws {
         let gw = try TestGateway(store: true)
         let r = gw.push(Payload.liveUpdate(["tablet"], tag: "oven", message: "Baking"))

@@ -41,6 +41,36 @@ import Testing
         #expect(committed.withLock { $0 } == writer.transactions)
     }
 
+    /// A store quiet for a while hands SQLite's page cache back, once, whichever thread committed last (the loop's
+    /// direct commits too); a store that keeps committing keeps it.
+    @Test func aQuietStoreGivesItsPageCacheBackOnce() throws {
+        let store = try StateStore(directory: dir)
+        let writer = GroupCommitWriter(store: store, quietAfter: 0.5) { _ in }
+        writer.start()
+        defer { writer.stop() }
+        func releases(reaching n: Int) -> Int {
+            let deadline = Date().addingTimeInterval(5)
+            while writer.memoryReleases < n, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+            return writer.memoryReleases
+        }
+        // Committed on this thread, as the loop commits, not through the writer's queue.
+        for seq in 1...300 as ClosedRange<UInt64> { try store.write([row(seq)]) }
+        let filled = store.writerCacheBytes()
+        #expect(filled > 0)
+        #expect(releases(reaching: 1) == 1)
+        #expect(store.writerCacheBytes() < filled)
+        // Idle since: nothing more to give back.
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(writer.memoryReleases == 1)
+        // Commits closer together than the quiet time: the cache stays.
+        for seq in 301...320 as ClosedRange<UInt64> {
+            try store.write([row(seq)])
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(writer.memoryReleases == 1)
+        #expect(releases(reaching: 2) == 2)
+    }
+
     @Test func stopWritesWhatIsQueuedBeforeReturning() throws {
         let store = try StateStore(directory: dir)
         let writer = GroupCommitWriter(store: store) { _ in }

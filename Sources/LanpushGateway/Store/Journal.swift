@@ -27,6 +27,9 @@ final class Journal {
     /// Counts the loop's turns (each `endTurn`): what was recorded in one turn is committed together.
     private(set) var turn: UInt64 = 0
 
+    /// Ops a quiet turn may leave room for (a few changes' worth; more is a burst's).
+    static let idleCapacity = 16
+
     init(persist: Persist?) {
         self.persist = persist
     }
@@ -147,6 +150,9 @@ final class Journal {
         }
         flushPrunes = false
         guard let persist, !pending.isEmpty else {
+            // The room a busy turn reserved for the next one goes with the first turn that records nothing: a burst's
+            // last turn would otherwise keep it until the next change, however long that is (~330 KB after `fast-100`).
+            if pending.capacity > Self.idleCapacity { pending = [] }
             for t in then { t(true) }
             return
         }
