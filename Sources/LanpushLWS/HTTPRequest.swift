@@ -24,7 +24,7 @@ public struct HTTPRequest: Sendable {
     /// The query rebuilt from the decoded pairs, joined by `&` (lws keeps no undecoded copy).
     public let rawQuery: String
     /// Captured request headers, names in lower case.
-    public let headers: [String: String]
+    public let headers: HTTPHeaderFields
     public let body: [UInt8]
     /// The peer's IP address as text (IPv4-mapped IPv6 addresses are shown as lws prints them).
     public let remoteAddress: String
@@ -33,18 +33,15 @@ public struct HTTPRequest: Sendable {
         method: HTTPMethod, path: String, queryItems: [(name: String, value: String)] = [],
         headers: [String: String] = [:], body: [UInt8] = [], remoteAddress: String = ""
     ) {
-        var h: [String: String] = [:]
-        h.reserveCapacity(headers.count)
-        for (k, v) in headers { h[k.lowercased()] = v }
         self.init(
-            method: method, path: path, queryItems: queryItems, lowercasedHeaders: h, body: body,
+            method: method, path: path, queryItems: queryItems, lowercasedHeaders: HTTPHeaderFields(headers), body: body,
             remoteAddress: remoteAddress)
     }
 
     /// The adapter's own path: header names are lower case already (no rebuilt dictionary per request).
     init(
         method: HTTPMethod, path: String, queryItems: [(name: String, value: String)],
-        lowercasedHeaders headers: [String: String], body: [UInt8], remoteAddress: String
+        lowercasedHeaders headers: HTTPHeaderFields, body: [UInt8], remoteAddress: String
     ) {
         self.method = method
         self.path = path
@@ -68,6 +65,7 @@ public struct HTTPRequest: Sendable {
     /// `host`, `user-agent`, `accept`, `origin`, `x-forwarded-for`, ... plus any of
     /// ``LWSServerOptions/extraHeaderNames``.
     public func header(_ name: String) -> String? {
-        headers[name.lowercased()]
+        // The gateway asks in lower case: no lowered copy of the name for it.
+        headers[name] ?? (name.utf8.contains { $0 >= 65 && $0 <= 90 } ? headers[name.lowercased()] : nil)
     }
 }

@@ -7,7 +7,7 @@ final class HTTPTransaction {
     let method: HTTPMethod
     let path: String
     var queryItems: [(name: String, value: String)] = []
-    var headers: [String: String] = [:]
+    var headers = HTTPHeaderFields()
     var remoteAddress = ""
     var expected = 0
     var body: [UInt8] = []

@@ -32,11 +32,11 @@ final class RequestCapture {
         methodTokens.contains { lws_hdr_total_length(wsi, $0.0) > 0 }
     }
 
-    func headers(_ wsi: OpaquePointer) -> [String: String] {
-        var headers: [String: String] = [:]
-        headers.reserveCapacity(12)  // no regrowth (and rehash) for a typical request's headers
+    func headers(_ wsi: OpaquePointer) -> HTTPHeaderFields {
+        var headers = HTTPHeaderFields()
+        headers.reserveCapacity(8)  // no regrowth for a typical request's headers
         for i in headerTokenList.indices where lws_hdr_total_length(wsi, headerTokenList[i]) > 0 {
-            if let v = lwsHeader(wsi, headerTokenList[i]) { headers[headerNameList[i]] = v }
+            if let v = lwsHeader(wsi, headerTokenList[i]) { headers.appendNew(headerNameList[i], v) }
         }
         for name in extraHeaderNames {
             let key = name.lowercased() + ":"
@@ -113,7 +113,7 @@ func copyCString(capacity: Int, _ fill: (UnsafeMutablePointer<CChar>, Int32) -> 
 }
 
 /// RFC 9110 section 5.5: a field value never holds NUL; lws 4.1 stores one as it comes.
-func headerWithNUL(_ headers: [String: String]) -> String? {
+func headerWithNUL(_ headers: HTTPHeaderFields) -> String? {
     for (name, value) in headers {
         var v = value  // withUTF8 needs a var; a native string is not copied
         if v.withUTF8({ buf in buf.baseAddress.map { memchr($0, 0, buf.count) != nil } ?? false }) { return name }

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import LanpushCore
@@ -94,25 +95,42 @@ import Testing
     /// part of what the activity is (equality, hash).
     @Test func theRelayBodyRidesOnTheActivityItCameWith() {
         var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
-        _ = ledger.apply(update("Cycle started"), now: t0, relayBody: ["message": "Cycle started"])
+        _ = ledger.apply(update("Cycle started"), now: t0, relayBody: DeferredJSON(["message": "Cycle started"]))
         #expect(ledger.activities["washer"]?.relayBody == ["message": "Cycle started"])
         let box = ledger.activities["washer"]!.boxIdentity
-        _ = ledger.apply(update("Rinsing"), now: t0 + 1, relayBody: ["message": "Rinsing"])
+        _ = ledger.apply(update("Rinsing"), now: t0 + 1, relayBody: DeferredJSON(["message": "Rinsing"]))
         #expect(ledger.activities["washer"]!.boxIdentity == box)
         #expect(ledger.activities["washer"]?.relayBody == ["message": "Rinsing"])
         _ = ledger.apply(update("Spinning"), now: t0 + 2)
         #expect(ledger.activities["washer"]?.relayBody == ["message": "Rinsing"])
         let held = ledger.activities["washer"]!
-        _ = ledger.apply(.end(EndRequest(tag: "washer", dismissal: .after(60))), now: t0 + 3, relayBody: ["message": "clear_notification"])
+        _ = ledger.apply(.end(EndRequest(tag: "washer", dismissal: .after(60))), now: t0 + 3, relayBody: DeferredJSON(["message": "clear_notification"]))
         #expect(ledger.activities["washer"]?.relayBody == ["message": "clear_notification"])
         #expect(held.relayBody == ["message": "Rinsing"])
-        ledger.setRelayBody(["message": "cleared by the gateway"], of: "washer")
+        ledger.setRelayBody(DeferredJSON(["message": "cleared by the gateway"]), of: "washer")
         #expect(ledger.activities["washer"]?.relayBody == ["message": "cleared by the gateway"])
-        _ = ledger.apply(update("Again"), now: t0 + 4, relayBody: ["message": "Again"])  // a new start over the ended one
+        _ = ledger.apply(update("Again"), now: t0 + 4, relayBody: DeferredJSON(["message": "Again"]))  // a new start over the ended one
         #expect(ledger.activities["washer"]?.phase == .active && ledger.activities["washer"]?.relayBody == ["message": "Again"])
         var twin = held
-        twin.relayBody = ["message": "other"]
+        twin.deferredRelayBody = DeferredJSON(["message": "other"])
         #expect(twin == held && twin.hashValue == held.hashValue && held.relayBody == ["message": "Rinsing"])
+    }
+
+    /// What the ledger keeps for the relay is built when a hand-over reads it, never on the way in: an update a LAN
+    /// session acknowledges never has its relay body made.
+    @Test func theRelayBodyIsBuiltOnlyWhenRead() {
+        let builds = Atomic<Int>(0)
+        var ledger = DeviceLedger(deviceId: "d", epoch: "e1")
+        let body = DeferredJSON {
+            builds.add(1, ordering: .relaxed)
+            return ["message": "Cycle started"]
+        }
+        _ = ledger.apply(update("Cycle started"), now: t0, relayBody: body)
+        _ = ledger.apply(update("Rinsing"), now: t0 + 1)
+        #expect(builds.load(ordering: .relaxed) == 0)
+        #expect(ledger.activities["washer"]?.hasRelayBody == true)
+        #expect(ledger.activities["washer"]?.relayBody == ["message": "Cycle started"])
+        #expect(builds.load(ordering: .relaxed) == 1)
     }
 
     /// The ledger keeps its next deadline until an activity changes: every kind of change moves it.

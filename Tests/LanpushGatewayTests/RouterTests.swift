@@ -112,7 +112,8 @@ import Testing
     @Test(arguments: [
         (nil as String?, 400), ("text/plain", 400), ("application/x-www-form-urlencoded", 400),
         ("application/json", 201), ("application/json; charset=utf-8", 201), ("Application/JSON", 201),
-        ("application/vnd.lanpush+json", 201),
+        ("application/vnd.lanpush+json", 201), ("APPLICATION/VND.LANPUSH+JSON", 201), ("application/jso", 400),
+        ("json", 400), ("application/json+", 201), ("application/xjson", 400),
     ])
     func theBodyMustBeDeclaredJSON(contentType: String?, status: Int) throws {
         let gw = try TestGateway()

@@ -31,5 +31,11 @@ struct LogFilterTests {
         lanpush_lws_log_line(Int32(LLL_WARN), "log filter test: warning\n")
         let mine = emitted.get().filter { $0.contains("log filter test") }
         #expect(mine.count == 2 && mine[0].contains("error") && mine[1].contains("warning"), "\(mine)")
+
+        // Through the filter every argument arrives as lws passed it: registers, the stack, a floating-point one.
+        lanpush_lws_log_sample(Int32(LLL_PARSER))
+        lanpush_lws_log_sample(Int32(LLL_ERR))
+        let samples = emitted.get().filter { $0.contains("log filter sample") }
+        #expect(samples.count == 1 && samples[0].hasSuffix("log filter sample: -1 two 3 4 5 6 7.5 eight\n"), "\(samples)")
     }
 }

@@ -30,8 +30,8 @@ public struct Activity: Sendable, Hashable {
     /// the only reference (the standard library's copy-on-write rule).
     private final class Box: @unchecked Sendable {
         var fields: Fields
-        var relayBody: JSONValue?
-        init(_ fields: Fields, relayBody: JSONValue? = nil) {
+        var relayBody: DeferredJSON?
+        init(_ fields: Fields, relayBody: DeferredJSON? = nil) {
             self.fields = fields
             self.relayBody = relayBody
         }
@@ -56,13 +56,21 @@ public struct Activity: Sendable, Hashable {
     /// device's own, because the ledger already finds the activity for each change (a second lookup by tag for every
     /// device an update goes to cost ~5 % of a fan-out). Not part of the activity's value — equality, hash, the store:
     /// after a restart there is none, as the relay path keeps nothing across one.
-    public var relayBody: JSONValue? {
+    ///
+    /// Kept deferred (`DeferredJSON`): nearly every change is acknowledged on the LAN and replaced before its body is
+    /// ever read.
+    public var deferredRelayBody: DeferredJSON? {
         get { box.relayBody }
         set {
             makeBoxUnique()
             box.relayBody = newValue
         }
     }
+
+    /// The relay body, built (see `deferredRelayBody`).
+    public var relayBody: JSONValue? { box.relayBody?.value }
+
+    public var hasRelayBody: Bool { box.relayBody != nil }
 
     /// Identifies this activity among all that ever used the tag on the device: the seq of its start.
     public var generation: UInt64 { box.fields.generation }

@@ -76,9 +76,9 @@ public struct DeviceLedger: Sendable {
     /// names a dismissal, dismisses) the activity under its tag and clears the notifications with that tag: an end
     /// and a clear. A full notification queue drops its oldest entry. Companion-app commands change nothing here.
     /// `relayBody`: the payload as the relay takes it for this device, kept on the activity it starts, changes or ends
-    /// (`Activity.relayBody`); `nil` keeps what the activity had.
+    /// (`Activity.deferredRelayBody`); `nil` keeps what the activity had.
     public mutating func apply(
-        _ command: PushCommand, now: Double, webhookId: String? = nil, relayBody: JSONValue? = nil
+        _ command: PushCommand, now: Double, webhookId: String? = nil, relayBody: DeferredJSON? = nil
     ) -> [Change] {
         switch command {
         case .liveUpdate(let update):
@@ -89,7 +89,7 @@ public struct DeviceLedger: Sendable {
             guard let slot = activities.index(forKey: update.tag) else {
                 record(seq, tag: update.tag, before: nil)
                 var activity = Lifecycle.start(update, seq: seq, now: now, webhookId: webhookId)
-                activity.relayBody = relayBody
+                activity.deferredRelayBody = relayBody
                 activities[update.tag] = activity
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
@@ -120,19 +120,19 @@ public struct DeviceLedger: Sendable {
 
     /// `Lifecycle.apply` and the relay body, in one access to the activity's slot.
     private static func applyUpdate(
-        _ update: LiveUpdate, relayBody: JSONValue?, to activity: inout Activity, seq: UInt64, now: Double,
+        _ update: LiveUpdate, relayBody: DeferredJSON?, to activity: inout Activity, seq: UInt64, now: Double,
         webhookId: String?
     ) -> Bool {
         let started = Lifecycle.apply(update, to: &activity, seq: seq, now: now, webhookId: webhookId)
-        if let relayBody { activity.relayBody = relayBody }
+        if let relayBody { activity.deferredRelayBody = relayBody }
         return started
     }
 
     /// Replaces the relay body of the activity under `tag` (an end the gateway made itself, which came with no
     /// payload of Home Assistant's); nothing when there is none.
-    public mutating func setRelayBody(_ body: JSONValue, of tag: String) {
+    public mutating func setRelayBody(_ body: DeferredJSON, of tag: String) {
         guard let slot = activities.index(forKey: tag) else { return }
-        activities.values[slot].relayBody = body
+        activities.values[slot].deferredRelayBody = body
     }
 
     /// Ends the live activity under `tag`, or applies a new dismissal to an ended one still visible; `nil` when

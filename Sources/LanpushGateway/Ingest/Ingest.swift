@@ -120,7 +120,7 @@ final class Ingest {
         switch request.command {
         case .command:
             guard let url else { return Routed(lan: .none, relay: false, refused: true) }
-            relay.relayNow(body, of: device, url: url)
+            relay.relayNow(body.built(request), of: device, url: url)
             routed = Routed(lan: .none, relay: true)
         case .end(let end) where !(device.ledger.activities[end.tag].map { $0.phase != .dismissed } ?? false):
             routed = routeNotification(request, to: device, webhookId: webhookId, body: body, url: url)
@@ -130,7 +130,7 @@ final class Ingest {
             let changes = apply(request, to: device, webhookId: webhookId, body: body)
             // A clear_notification that ended an activity makes an end and a clear: one request to the relay.
             let endedSome = changes.contains { $0.kind == .end }
-            let relayed = handOver(endedSome ? changes.filter { $0.kind != .clear } : changes, of: device, body: body, url: url)
+            let relayed = handOver(endedSome ? changes.filter { $0.kind != .clear } : changes, of: device, request, body: body, url: url)
             routed = Routed(lan: device.isConnected ? .delivered : .queued, relay: relayed)
         }
         if !routed.refused { noteWarnings(request.accepted, device: device) }
@@ -138,39 +138,40 @@ final class Ingest {
     }
 
     private func routeNotification(
-        _ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBody, url: String?
+        _ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBodyMemo, url: String?
     ) -> Routed {
         let way = device.notifications.path(override: request.accepted.path, hasRelayCredentials: url != nil)
         if way == .relay {
             guard let url else { return Routed(lan: .none, relay: false, refused: true) }
-            relay.relayNow(body, of: device, url: url)
+            relay.relayNow(body.built(request), of: device, url: url)
             return Routed(lan: .none, relay: true)
         }
         let changes = apply(request, to: device, webhookId: webhookId, body: body)
         let lan: Routed.LAN = device.isConnected ? .delivered : .queued
         if way == .both {
             guard let url else { return Routed(lan: lan, relay: false) }
-            relay.relayNow(body, of: device, url: url)
+            relay.relayNow(body.built(request), of: device, url: url)
             return Routed(lan: lan, relay: true)
         }
-        return Routed(lan: lan, relay: handOver(changes, of: device, body: body, url: url))
+        return Routed(lan: lan, relay: handOver(changes, of: device, request, body: body, url: url))
     }
 
     /// The request's relay body for `device`: the previous device's when it depends on nothing that differs (an
-    /// update to 100 LAN devices built the same body 100 times, ~5 % of the server's time in that fan-out).
-    private func relayBody(of request: IngestRequest, for device: DeviceRecord) -> RelayBody {
+    /// update to 100 LAN devices built the same body 100 times, ~5 % of the server's time in that fan-out). Built only
+    /// if the relay path takes it now; otherwise kept deferred for a later hand-over.
+    private func relayBody(of request: IngestRequest, for device: DeviceRecord) -> RelayBodyMemo {
         let inputs = IngestRequest.RelayInputs(request, device)
-        if let last = lastRelayBody, last.inputs == inputs { return last.body }
-        let body = request.relayBody(inputs)
-        lastRelayBody = RelayBodyMemo(inputs: inputs, body: body)
-        return body
+        if let last = lastRelayBody, last.inputs == inputs { return last }
+        let memo = RelayBodyMemo(inputs: inputs, deferred: request.deferredRelayBody(inputs))
+        lastRelayBody = memo
+        return memo
     }
 
     /// The ledger takes the command (and keeps `body` on the activity it changes, for a later drain); its changes are
     /// journaled and fanned out to the device's sessions.
-    private func apply(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBody) -> [Change] {
+    private func apply(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBodyMemo) -> [Change] {
         let dropped = device.ledger.droppedNotificationTotal
-        let changes = device.ledger.apply(request.command, now: request.acceptedAt, webhookId: webhookId, relayBody: body.json)
+        let changes = device.ledger.apply(request.command, now: request.acceptedAt, webhookId: webhookId, relayBody: body.deferred)
         directory.settleHistory(of: device)
         if device.ledger.droppedNotificationTotal > dropped {
             let count = device.ledger.droppedNotificationTotal - dropped
@@ -187,9 +188,11 @@ final class Ingest {
     /// The LAN-first rule: remembers each notification's relay body (for a later drain; an activity's is kept on
     /// it by the ledger) and, while the device is gone, relays the changes now. Returns whether anything went to the
     /// relay.
-    private func handOver(_ changes: [Change], of device: DeviceRecord, body: RelayBody, url: String?) -> Bool {
+    private func handOver(
+        _ changes: [Change], of device: DeviceRecord, _ request: IngestRequest, body: RelayBodyMemo, url: String?
+    ) -> Bool {
         for change in changes where !(change.isSlotChange && change.tag != nil) {
-            device.relayNotificationBodies[change.seq] = body.json
+            device.relayNotificationBodies[change.seq] = body.deferred
         }
         let oldest = device.ledger.notifications.first?.seq ?? device.ledger.seq + 1
         if device.relayNotificationBodies.count > device.ledger.notifications.count {
@@ -200,7 +203,7 @@ final class Ingest {
             }
         }
         guard !device.isConnected, let url, !changes.isEmpty else { return false }
-        relay.relay(changes, of: device, body: body, url: url)
+        relay.relay(changes, of: device, body: body.built(request), url: url)
         return true
     }
 
@@ -221,14 +224,24 @@ final class Ingest {
     }
 }
 
-/// The last relay body `Ingest` built and what it was built from. A class, read through one reference: a tuple or
-/// struct would be copied out at every device of a fan-out, its strings and dictionaries retained and released.
+/// The relay body of the request `Ingest` is applying, for devices with the same `inputs`: kept deferred for the
+/// ledger, built once if the relay path takes it now. A class, read through one reference: a tuple or struct would be
+/// copied out at every device of a fan-out, its strings and dictionaries retained and released.
 private final class RelayBodyMemo {
     let inputs: IngestRequest.RelayInputs
-    let body: RelayBody
+    let deferred: DeferredJSON
+    private var body: RelayBody?
 
-    init(inputs: IngestRequest.RelayInputs, body: RelayBody) {
+    init(inputs: IngestRequest.RelayInputs, deferred: DeferredJSON) {
         self.inputs = inputs
-        self.body = body
+        self.deferred = deferred
+    }
+
+    /// The body built, once: `request` is the one the memo was made for.
+    func built(_ request: IngestRequest) -> RelayBody {
+        if let body { return body }
+        let built = request.relayBody(inputs)
+        body = built
+        return built
     }
 }

@@ -83,9 +83,26 @@ struct IngestRequest {
             liveActivityToken: inputs.liveActivityToken, event: event)
     }
 
+    /// The same, kept to be built when read: only what the body is made of is captured (not the interpreted payload),
+    /// so an activity holding it keeps no more than its built body would.
+    func deferredRelayBody(_ inputs: RelayInputs) -> DeferredJSON {
+        let (acceptedAt, message) = (acceptedAt, message)
+        let raw: [String: JSONValue]? = if case .relayBody(let request, _) = source { request.raw } else { nil }
+        return DeferredJSON {
+            let event = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
+            if let raw {
+                return RelayBody.forwarding(raw, acceptedAt: acceptedAt, liveActivityToken: inputs.liveActivityToken, event: event).json
+            }
+            return RelayBody.native(
+                message, pushToken: inputs.pushToken, registrationInfo: inputs.registrationInfo, acceptedAt: acceptedAt,
+                liveActivityToken: inputs.liveActivityToken, event: event
+            ).json
+        }
+    }
+
     /// Everything of a device a request's relay body depends on. One update to many devices that have no relay
     /// registration of their own (LAN clients) has one relay body for all of them: `Ingest` builds it once.
-    struct RelayInputs: Equatable {
+    struct RelayInputs: Equatable, Sendable {
         var pushToken: String?
         var registrationInfo: [String: JSONValue]?
         var liveActivityToken: String?

@@ -175,7 +175,7 @@ final class RelayHandOver {
             submit(RelayItem(device: device.id, tag: activity.tag, kind: kind, url: url, body: json, seq: activity.lastSeq))
         }
         for queued in device.ledger.notifications where queued.seq > device.deliveredSeq {
-            guard let body = device.relayNotificationBodies[queued.seq] else { continue }
+            guard let body = device.relayNotificationBodies[queued.seq]?.value else { continue }
             submit(RelayItem(device: device.id, tag: nil, kind: .notification, url: url, body: body, seq: queued.seq))
         }
         pump()
@@ -191,7 +191,7 @@ final class RelayHandOver {
             guard let tag = change.tag, let body = device.ledger.activities[tag]?.relayBody else { continue }
             let clear = Self.clearBody(of: body, tag: tag)
             if body["message"]?.stringValue != PayloadInterpreter.clearCommand { ends.append((tag, change.seq, clear)) }
-            device.ledger.setRelayBody(clear, of: tag)
+            device.ledger.setRelayBody(DeferredJSON(clear), of: tag)
         }
         guard relayIfGone, !ends.isEmpty, !device.isConnected, isReachable(device), let url = url(for: device) else { return }
         for end in ends {
@@ -204,7 +204,7 @@ final class RelayHandOver {
     /// they go away without it, `deviceGone` sends it to the relay — so it must stay until then. Bounded by the ack
     /// timeout: a session that never acknowledges it is closed, and the drain takes it.
     func owesEnd(of activity: Activity, on device: DeviceRecord) -> Bool {
-        activity.phase == .dismissed && device.isConnected && activity.relayBody != nil && isReachable(device)
+        activity.phase == .dismissed && device.isConnected && activity.hasRelayBody && isReachable(device)
             && activity.lastSeq > max(device.deliveredSeq, device.relayedSeq[activity.tag] ?? 0)
     }
 
@@ -298,7 +298,7 @@ final class RelayHandOver {
     private func delivered(_ item: RelayItem, to device: DeviceRecord) {
         if item.isSlotItem, let tag = item.tag {
             device.relayedSeq[tag] = max(device.relayedSeq[tag] ?? 0, item.seq)
-        } else if device.relayNotificationBodies[item.seq] == item.body {
+        } else if device.relayNotificationBodies[item.seq]?.value == item.body {
             // (A command relayed now carries the ledger's seq too; only the queued notification's own body matches.)
             device.relayNotificationBodies.removeValue(forKey: item.seq)
         }
