@@ -51,7 +51,7 @@ final class DeviceRecord {
     /// The newest seq any session of the device acknowledged: what reached it over the LAN.
     var deliveredSeq: UInt64 = 0
     /// The relay body per queued notification seq (`RelayHandOver`; an activity keeps its own, `Activity.relayBody`).
-    var relayNotificationBodies: [UInt64: DeferredJSON] = [:]
+    var relayNotificationBodies = NotificationRelayBodies()
     /// Per activity tag, the newest seq the relay answered 2xx for: what the phone has through the relay path, so a
     /// drain never sends it again (a client that visits the LAN and acks nothing does not ack it either).
     var relayedSeq: [String: UInt64] = [:]

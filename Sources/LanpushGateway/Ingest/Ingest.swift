@@ -192,16 +192,10 @@ final class Ingest {
         _ changes: [Change], of device: DeviceRecord, _ request: IngestRequest, body: RelayBodyMemo, url: String?
     ) -> Bool {
         for change in changes where !(change.isSlotChange && change.tag != nil) {
-            device.relayNotificationBodies[change.seq] = body.deferred
+            device.relayNotificationBodies.keep(body.deferred, for: change.seq)
         }
-        let oldest = device.ledger.notifications.first?.seq ?? device.ledger.seq + 1
-        if device.relayNotificationBodies.count > device.ledger.notifications.count {
-            // Those of notifications acknowledged (or dropped) since, usually one: removed in place, where a filtered
-            // copy would allocate and fill a new table for every notification a session acknowledges.
-            for seq in device.relayNotificationBodies.keys.filter({ $0 < oldest }) {
-                device.relayNotificationBodies.removeValue(forKey: seq)
-            }
-        }
+        // Those of notifications acknowledged (or dropped) since, usually one.
+        device.relayNotificationBodies.forget(before: device.ledger.notifications.first?.seq ?? device.ledger.seq + 1)
         guard !device.isConnected, let url, !changes.isEmpty else { return false }
         relay.relay(changes, of: device, body: body.built(request), url: url)
         return true

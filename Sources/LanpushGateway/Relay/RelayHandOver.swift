@@ -300,7 +300,7 @@ final class RelayHandOver {
             device.relayedSeq[tag] = max(device.relayedSeq[tag] ?? 0, item.seq)
         } else if device.relayNotificationBodies[item.seq]?.value == item.body {
             // (A command relayed now carries the ledger's seq too; only the queued notification's own body matches.)
-            device.relayNotificationBodies.removeValue(forKey: item.seq)
+            device.relayNotificationBodies.remove(item.seq)
         }
     }
 
