@@ -8,7 +8,7 @@ public struct HTTPHeaderFields: Sendable, Sequence {
 
     public init() {}
 
-    /// From names in any case; a repeated name (in any case) keeps its last value.
+    /// From names in any case; a name given twice in two cases keeps one of its values.
     public init(_ headers: [String: String]) {
         for (name, value) in headers { self[name.lowercased()] = value }
     }

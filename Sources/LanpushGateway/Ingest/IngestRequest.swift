@@ -84,7 +84,7 @@ struct IngestRequest {
     }
 
     /// The same, kept to be built when read: only what the body is made of is captured (not the interpreted payload),
-    /// so an activity holding it keeps no more than its built body would.
+    /// so an activity holding it keeps about what its built body would.
     func deferredRelayBody(_ inputs: RelayInputs) -> DeferredJSON {
         let (acceptedAt, message) = (acceptedAt, message)
         let raw: [String: JSONValue]? = if case .relayBody(let request, _) = source { request.raw } else { nil }
