@@ -32,6 +32,7 @@ extension BenchServer {
 }
 
 private func spawn(_ path: String, _ args: [String], log: URL) throws -> Process {
+    Sys.dropFromPageCache(path)
     let p = Process()
     p.executableURL = URL(fileURLWithPath: path)
     p.arguments = args
