@@ -5,8 +5,8 @@
 // takes those calls: a disabled level returns after one load and one test; an enabled one goes on to lws's own
 // `_lws_logv`, which formats and emits the line exactly as before.
 //
-// On x86-64 and AArch64 `_lws_log` is four instructions of assembly: a C variadic function sets up its register save
-// area before its first test (15 instructions a call, 2 % of an HTTP request), where the stub tests the level and
+// On x86-64 and AArch64 (ELF) `_lws_log` is four instructions of assembly: a C variadic function sets up its register
+// save area before its first test (15 instructions a call, 2 % of an HTTP request), where the stub tests the level and
 // jumps, every argument register and the stack untouched, to the variadic C function that takes the rare enabled
 // line. Elsewhere the C function is `_lws_log` itself.
 #include <stdarg.h>
@@ -23,7 +23,9 @@ void lanpush_lws_set_log_level(int level, void (*emit)(int level, const char *li
     __atomic_store_n(&lanpush_lws_visible, level, __ATOMIC_RELAXED);
 }
 
-#if defined(__x86_64__) || defined(__aarch64__)
+// ELF only: the assembly names sections and symbol types the ELF way.
+#if defined(__ELF__) && (defined(__x86_64__) || defined(__aarch64__))
+#define LANPUSH_LWS_LOG_STUB 1
 #define LOG_EMIT lanpush_lws_log_emit
 __attribute__((visibility("hidden"), used)) void lanpush_lws_log_emit(int filter, const char *format, ...);
 #else
@@ -39,7 +41,7 @@ void LOG_EMIT(int filter, const char *format, ...) {
     va_end(ap);
 }
 
-#if defined(__x86_64__)
+#if defined(LANPUSH_LWS_LOG_STUB) && defined(__x86_64__)
 __asm__(
     ".pushsection .text._lws_log, \"ax\", @progbits\n"  // a section of its own, as -ffunction-sections gives C
     ".globl _lws_log\n"
@@ -52,7 +54,7 @@ __asm__(
     "    ret\n"
     ".size _lws_log, .-_lws_log\n"
     ".popsection\n");
-#elif defined(__aarch64__)
+#elif defined(LANPUSH_LWS_LOG_STUB) && defined(__aarch64__)
 __asm__(
     ".pushsection .text._lws_log, \"ax\", %progbits\n"
     ".globl _lws_log\n"
