@@ -339,9 +339,10 @@ def test_dockerfile_has_one_ha_base_and_a_named_swift_build_stage(config: dict):
 
 def test_dockerfile_links_lanpushd_as_scripts_install_does():
     """The add-on (a Raspberry Pi, often) and the systemd install get the same binary: no run-time exclusivity
-    checks, lld, packed relative relocations, no exported symbols, and functions in sections of their own laid out in the committed order, which
-    keep ~10 MiB of it out of resident memory."""
-    flags = ("-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xswiftc -enforce-exclusivity=unchecked "
+    checks, lld, packed relative relocations, no exported symbols, and functions in sections of their own laid out
+    in the committed order, which keep ~10 MiB of it out of resident memory."""
+    flags = ("-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections "
+             "-Xswiftc -enforce-exclusivity=unchecked "
              "-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic "
              "-Xlinker --symbol-ordering-file=")
     build = " ".join(" ".join(rest for op, rest in dockerfile_instructions() if op == "RUN").split())
