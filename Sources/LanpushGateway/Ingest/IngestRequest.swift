@@ -74,30 +74,31 @@ struct IngestRequest {
     /// came, or the one HA would have posted for a native or channel payload — with the device's own (client-given)
     /// relay registration, never the HA registration's push_url, which is lanpush itself.
     func relayBody(_ inputs: RelayInputs) -> RelayBody {
-        let event = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
-        if case .relayBody(let request, _) = source {
-            return RelayBody.forwarding(request.raw, acceptedAt: acceptedAt, liveActivityToken: inputs.liveActivityToken, event: event)
-        }
-        return RelayBody.native(
-            message, pushToken: inputs.pushToken, registrationInfo: inputs.registrationInfo, acceptedAt: acceptedAt,
-            liveActivityToken: inputs.liveActivityToken, event: event)
+        Self.relayBody(raw: rawRelayRequest, message: message, acceptedAt: acceptedAt, inputs: inputs)
     }
 
     /// The same, kept to be built when read: only what the body is made of is captured (not the interpreted payload),
     /// so an activity holding it keeps about what its built body would.
     func deferredRelayBody(_ inputs: RelayInputs) -> DeferredJSON {
-        let (acceptedAt, message) = (acceptedAt, message)
-        let raw: [String: JSONValue]? = if case .relayBody(let request, _) = source { request.raw } else { nil }
-        return DeferredJSON {
-            let event = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
-            if let raw {
-                return RelayBody.forwarding(raw, acceptedAt: acceptedAt, liveActivityToken: inputs.liveActivityToken, event: event).json
-            }
-            return RelayBody.native(
-                message, pushToken: inputs.pushToken, registrationInfo: inputs.registrationInfo, acceptedAt: acceptedAt,
-                liveActivityToken: inputs.liveActivityToken, event: event
-            ).json
+        let (raw, message, acceptedAt) = (rawRelayRequest, message, acceptedAt)
+        return DeferredJSON { Self.relayBody(raw: raw, message: message, acceptedAt: acceptedAt, inputs: inputs).json }
+    }
+
+    /// HA's request as it came on the relay-compatible ingest; `nil` for the other doors.
+    private var rawRelayRequest: [String: JSONValue]? {
+        if case .relayBody(let request, _) = source { request.raw } else { nil }
+    }
+
+    private static func relayBody(
+        raw: [String: JSONValue]?, message: NotifyMessage, acceptedAt: Double, inputs: RelayInputs
+    ) -> RelayBody {
+        let event = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
+        if let raw {
+            return RelayBody.forwarding(raw, acceptedAt: acceptedAt, liveActivityToken: inputs.liveActivityToken, event: event)
         }
+        return RelayBody.native(
+            message, pushToken: inputs.pushToken, registrationInfo: inputs.registrationInfo, acceptedAt: acceptedAt,
+            liveActivityToken: inputs.liveActivityToken, event: event)
     }
 
     /// Everything of a device a request's relay body depends on. One update to many devices that have no relay
