@@ -86,6 +86,44 @@ import Testing
         #expect(h.changes(after: model.first!.seq, current: 2000) == Array(model.dropFirst()))
     }
 
+    /// A device whose clients keep up appends a change and drops what they acknowledged, over and over: the array
+    /// keeps its room through that (it was rebuilt at the size of what was left, then grew again by reallocation
+    /// within the next few changes), gives back room far beyond what it holds, and all of it once quiet.
+    @Test func keepsItsRoomWhileBusyAndGivesItBackOnceQuiet() {
+        var h = ResumeHistory(capacity: 1024)
+        var seq: UInt64 = 0
+        for cycle in 1...20 {
+            for _ in 1...40 {
+                seq += 1
+                h.append(entry(seq))
+            }
+            h.dropOlder(than: seq)
+            #expect(h.count == 1 && h.oldestSeq == seq)
+            #expect(h.storageCapacity >= 40, "cycle \(cycle): the room for a cycle's changes was let go")
+        }
+        #expect(h.storageCapacity <= ResumeHistory.keptRoom)
+
+        // A burst far beyond the room kept: what it leaves beyond four times what is held goes at the drops.
+        for _ in 1...1000 {
+            seq += 1
+            h.append(entry(seq))
+        }
+        #expect(h.storageCapacity >= 1000)
+        h.dropOlder(than: seq - 9)
+        #expect(h.count == 10 && h.storageCapacity <= ResumeHistory.keptRoom)
+
+        // Quiet: the first look only notes that something was appended since the last; the next gives the room back.
+        h.releaseRoomIfQuiet()
+        #expect(h.storageCapacity > h.count + 4)
+        h.releaseRoomIfQuiet()
+        #expect(h.storageCapacity <= h.count + 4)
+        #expect(h.changes(after: seq - 9, current: seq)?.map(\.seq) == Array(seq - 8...seq))
+        h.dropOlder(than: seq + 1)
+        #expect(h.count == 0)
+        h.releaseRoomIfQuiet()
+        #expect(h.storageCapacity == 0)
+    }
+
     @Test func budgetTrimsTheBusyDeviceOldestFirstAndSparesTheQuietOne() {
         var ledgers = [
             DeviceLedger(deviceId: "busy", epoch: "e1", historyCapacity: 1024),

@@ -46,6 +46,31 @@ import Testing
         #expect(quiet.frames("update").compactMap { $0["seq"]?.numberValue } == [3])
     }
 
+    /// The loop's tick gives back the room a history kept while busy once it has gone quiet; a busy one keeps it.
+    @Test func theTickGivesAQuietHistorysRoomBack() throws {
+        let gw = try TestGateway()
+        let phone = gw.connect("phone"), tablet = gw.connect("tablet")
+        phone.read()
+        tablet.read()
+        for i in 1...40 { gw.push(Payload.liveUpdate(["phone", "tablet"], tag: "washer", message: "w\(i)")) }
+        for _ in 1...2 {  // the window holds 32 frames: the rest go once those are acknowledged
+            for session in [phone, tablet] {
+                session.read()
+                session.ack()
+            }
+        }
+        let quiet = try #require(gw.core.directory["phone"]), busy = try #require(gw.core.directory["tablet"])
+        for device in [quiet, busy] {
+            #expect(device.ledger.history.count == 1 && device.ledger.history.storageCapacity >= 40)
+        }
+        gw.advance(by: 0.25)
+        gw.push(Payload.liveUpdate(["tablet"], tag: "washer", message: "w41"))
+        gw.advance(by: 0.25)
+        #expect(quiet.ledger.history.storageCapacity <= quiet.ledger.history.count + 4)
+        #expect(busy.ledger.history.count == 2 && busy.ledger.history.storageCapacity >= 40)
+        #expect(quiet.ledger.history.oldestSeq == 40)
+    }
+
     /// What every session of a device has acknowledged is never replayed: the history lets it go at the ack (and the
     /// budget gets its bytes back), so a device whose client keeps up holds next to nothing. With two sessions the
     /// slower one's ack is the bound; a resume from what was acknowledged still replays.

@@ -3,6 +3,14 @@
 public struct Change: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {
         case start, update, end, lifecycle, notification, clear
+
+        /// Changes of this kind live in a per-tag slot (coalesced); the others queue in order.
+        public var isSlot: Bool {
+            switch self {
+            case .start, .update, .end, .lifecycle: return true
+            case .notification, .clear: return false
+            }
+        }
     }
 
     public var seq: UInt64
@@ -44,10 +52,5 @@ public struct Change: Sendable, Hashable {
     }
 
     /// Changes that live in a per-tag slot (coalesced); the others queue in order.
-    public var isSlotChange: Bool {
-        switch kind {
-        case .start, .update, .end, .lifecycle: return true
-        case .notification, .clear: return false
-        }
-    }
+    public var isSlotChange: Bool { kind.isSlot }
 }

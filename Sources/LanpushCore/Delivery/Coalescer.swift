@@ -93,24 +93,41 @@ public struct Coalescer: Sendable {
         return (c, .snapshot)
     }
 
+    /// `note(_:)` for each of `changes`; returns how many merged.
+    public mutating func note(_ changes: [Change]) -> Int {
+        changes.withUnsafeBufferPointer { buffer in
+            var merged = 0
+            for i in buffer.indices where note(at: buffer.baseAddress! + i) { merged += 1 }
+            return merged
+        }
+    }
+
     /// Tells the session about an accepted change of its device. Returns true when the change merged into
     /// one still waiting to be sent (a coalesced update).
     @discardableResult
     public mutating func note(_ change: Change) -> Bool {
-        guard change.isSlotChange, let tag = change.tag else { return false }  // notifications are read from the ledger
-        let silent = change.kind == .update && change.silent
-        // By index: every session of every device an update goes to comes here, and each hash of the tag counts.
+        withUnsafePointer(to: change) { note(at: $0) }
+    }
+
+    /// Every session of every device an update goes to comes here. The change is read in place, field by field: a
+    /// change passed by value was copied first (its view retained and released) for each call, whether from an array
+    /// or a buffer, since the call writes to memory the compiler cannot tell apart from the change's.
+    private mutating func note(at change: UnsafePointer<Change>) -> Bool {
+        guard change.pointee.kind.isSlot, let tag = change.pointee.tag else { return false }  // notifications are read from the ledger
+        let seq = change.pointee.seq
+        let silent = change.pointee.kind == .update && change.pointee.silent
+        // By index: each hash of the tag counts.
         let slot = pending.index(forKey: tag)
         if let slot {
             // In one access: reading a member through `pending.values[slot]` copies the entry (its held view
             // retained and released) before the next write.
-            Self.merge(change, silent: silent, into: &pending.values[slot])
+            Self.merge(seq: seq, silent: silent, into: &pending.values[slot])
         } else {
             // In step with the ledger until now: the client holds what the tag was before this change.
-            pending[tag] = Pending(newest: change.seq, oldest: change.seq, allSilent: silent, held: change.before)
+            pending[tag] = Pending(newest: seq, oldest: seq, allSilent: silent, held: change.pointee.before)
         }
-        if let alert = change.alert { alerts[tag] = alert }
-        order.append((change.seq, tag))
+        if change.pointee.alert != nil { alerts[tag] = change.pointee.alert }
+        order.append((seq, tag))
         // A slow reader never drains `order`; rebuild it before stale entries outnumber live ones, so memory
         // stays proportional to the number of tags, not to the number of updates.
         if order.count - orderHead > 2 * pending.count + 16 {
@@ -120,8 +137,8 @@ public struct Coalescer: Sendable {
         return slot != nil
     }
 
-    private static func merge(_ change: Change, silent: Bool, into entry: inout Pending) {
-        entry.newest = change.seq
+    private static func merge(seq: UInt64, silent: Bool, into entry: inout Pending) {
+        entry.newest = seq
         entry.allSilent = entry.allSilent && silent
     }
 

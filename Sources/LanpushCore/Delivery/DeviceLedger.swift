@@ -67,8 +67,13 @@ public struct DeviceLedger: Sendable {
     /// returns that view for the change's sessions (`Change.before`).
     @discardableResult
     private mutating func record(_ seq: UInt64, tag: String?, before: Activity?) -> ClientView? {
-        let view = before?.visibleView
-        history.append(.init(seq: seq, tag: tag, before: view, stateBytes: before?.stateBytes))
+        record(seq, tag: tag, view: before?.visibleView, stateBytes: before?.stateBytes)
+    }
+
+    /// `record(_:tag:before:)` with the view already read (`stateBytes`: its state's size as JSON).
+    @discardableResult
+    private mutating func record(_ seq: UInt64, tag: String?, view: ClientView?, stateBytes: Int?) -> ClientView? {
+        history.append(.init(seq: seq, tag: tag, before: view, stateBytes: stateBytes))
         return view
     }
 
@@ -93,10 +98,12 @@ public struct DeviceLedger: Sendable {
                 activities[update.tag] = activity
                 return [Change(seq: seq, kind: .start, tag: update.tag)]
             }
-            let before = record(seq, tag: update.tag, before: activities.values[slot])
-            if Self.applyUpdate(
+            // What the client held is read inside the same access as the change: the activity read out of its
+            // slot for the history was a copy (its box retained and released) for every device of a fan-out.
+            let (before, beforeBytes, started) = Self.applyUpdate(
                 update, relayBody: relayBody, to: &activities.values[slot], seq: seq, now: now, webhookId: webhookId)
-            {
+            record(seq, tag: update.tag, view: before, stateBytes: beforeBytes)
+            if started {
                 return [Change(seq: seq, kind: .start, tag: update.tag, before: before)]
             }
             return [
@@ -118,14 +125,17 @@ public struct DeviceLedger: Sendable {
         }
     }
 
-    /// `Lifecycle.apply` and the relay body, in one access to the activity's slot.
+    /// `Lifecycle.apply` and the relay body, in one access to the activity's slot; returns what a client held before
+    /// (the view `record` keeps, with its state's size) and whether the update started a new activity.
     private static func applyUpdate(
         _ update: LiveUpdate, relayBody: DeferredJSON?, to activity: inout Activity, seq: UInt64, now: Double,
         webhookId: String?
-    ) -> Bool {
+    ) -> (before: ClientView?, beforeBytes: Int, started: Bool) {
+        let before = activity.visibleView
+        let beforeBytes = activity.stateBytes
         let started = Lifecycle.apply(update, to: &activity, seq: seq, now: now, webhookId: webhookId)
         if let relayBody { activity.deferredRelayBody = relayBody }
-        return started
+        return (before, beforeBytes, started)
     }
 
     /// Replaces the relay body of the activity under `tag` (an end the gateway made itself, which came with no
@@ -278,6 +288,11 @@ public struct DeviceLedger: Sendable {
         guard let oldest = history.oldestSeq, oldest < seq else { return false }
         history.dropOlder(than: seq)
         return true
+    }
+
+    /// The loop's tick: a history that has gone quiet gives back the room it kept while busy.
+    public mutating func releaseQuietHistoryRoom() {
+        history.releaseRoomIfQuiet()
     }
 
     public mutating func markUnsafeResumePoint(_ seq: UInt64) {

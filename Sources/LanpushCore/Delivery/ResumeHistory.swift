@@ -47,8 +47,9 @@ public struct ResumeHistory: Sendable {
     }
 
     public let capacity: Int
-    /// Live entries are `entries[head...]`, oldest first. Dropping only moves `head`; the array is rebuilt once
-    /// the dead prefix is as long as the live part, so a trimmed history gives its memory back.
+    /// Live entries are `entries[head...]`, oldest first. Dropping only moves `head`; once the dead prefix is as
+    /// long as the live part the live entries move down in place, and the array keeps its room unless that is well
+    /// beyond what it holds (`compact()`).
     private var entries: [Entry] = []
     private var head = 0
     /// The sum of the live entries' `bytes`.
@@ -70,6 +71,7 @@ public struct ResumeHistory: Sendable {
 
     /// Takes `entry` over: a copy into the array would retain the view it holds, and the caller's release it again.
     public mutating func append(_ entry: consuming Entry) {
+        appendedSinceQuietCheck = true
         bytes += entry.bytes
         entries.append(entry)
         if count > capacity { dropOldest() }
@@ -96,13 +98,50 @@ public struct ResumeHistory: Sendable {
         entries[head].tag = nil
         head += 1
         if head == entries.count {
-            entries.removeAll()
+            entries.removeAll(keepingCapacity: entries.capacity <= Self.keptRoom)
             head = 0
         } else if head >= 16, head * 2 >= entries.count {
-            entries = Array(entries[head...])
-            head = 0
+            compact()
         }
     }
+
+    /// Moves the live entries to the front. In place, keeping the array's room: a device whose clients keep up
+    /// appends a change and drops one at each acknowledgement, and an array rebuilt at the exact size of what is left
+    /// grew again by reallocation within the next few changes — for every device an update goes to (~2 % of a
+    /// fan-out's instructions, and fresh memory written each time). Room well beyond what is held (after a burst) is
+    /// given back, so a history's memory stays within a few times its entries' and never above `keptRoom` slots idle.
+    private mutating func compact() {
+        entries.removeFirst(head)
+        head = 0
+        if entries.capacity > max(4 * entries.count, Self.keptRoom) {
+            var smaller: [Entry] = []
+            smaller.reserveCapacity(2 * entries.count)
+            smaller.append(contentsOf: entries)
+            entries = smaller
+        }
+    }
+
+    /// The room a busy history keeps for entries it does not hold (~6.5 KiB): what a device whose clients fall a few
+    /// dozen changes behind cycles through. A quiet one gives it back (`releaseRoomIfQuiet()`).
+    static let keptRoom = 64
+
+    /// Whether anything was appended since `releaseRoomIfQuiet()` last looked.
+    private var appendedSinceQuietCheck = false
+
+    /// Called periodically (the loop's tick): a history nothing was appended to since the last call shrinks its
+    /// array to what it holds, so the room a burst left is not kept by every device that has gone quiet since.
+    public mutating func releaseRoomIfQuiet() {
+        if appendedSinceQuietCheck {
+            appendedSinceQuietCheck = false
+            return
+        }
+        guard head > 0 || entries.capacity > entries.count + 4 else { return }
+        entries = entries.isEmpty ? [] : Array(entries[head...])
+        head = 0
+    }
+
+    /// The array's room, in entries (what `compact()` keeps).
+    package var storageCapacity: Int { entries.capacity }
 
     public mutating func markUnsafe(_ seq: UInt64) {
         if let oldest = oldestSeq, seq >= oldest { unsafe.insert(seq) }

@@ -40,6 +40,7 @@ struct Housekeeping {
             }
         }
         for device in directory.sorted {
+            device.ledger.releaseQuietHistoryRoom()
             guard let deadline = device.ledger.nextDeadline, deadline <= now else { continue }
             let changes = device.ledger.advance(to: now)
             directory.settleHistory(of: device)

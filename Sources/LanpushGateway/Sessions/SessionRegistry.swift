@@ -69,29 +69,18 @@ final class SessionRegistry {
         metrics.eventsIn.increment(by: Int64(changes.count))
         let id = device.id
         for sid in device.sessions {
-            guard let session = sessions[sid], let merged = session.withCoalescer(id, { note(changes, to: &$0) }) else {
+            guard let session = sessions[sid], let merged = session.withCoalescer(id, { $0.note(changes) }) else {
                 continue
             }
             if merged > 0 { metrics.coalesced.increment(by: Int64(merged)) }
             session.transport.requestWritable()
         }
         for oid in observerIDs {
-            guard let session = sessions[oid], session.withCoalescer(id, { note(changes, to: &$0) }) != nil else { continue }
+            guard let session = sessions[oid], session.withCoalescer(id, { $0.note(changes) }) != nil else { continue }
             session.transport.requestWritable()
         }
         // Every accepted change of a device passes here: its activities or queued notifications may have changed.
         events.changed(device)
-    }
-
-    /// Returns how many of `changes` merged into one still waiting to be sent.
-    private func note(_ changes: [Change], to coalescer: inout Coalescer) -> Int {
-        // Read in place: `for change in changes` copies each change, and with it retains and releases the view it
-        // carries, once for every session of every device an update goes to.
-        changes.withUnsafeBufferPointer { changes in
-            var merged = 0
-            for i in changes.indices where coalescer.note(changes[i]) { merged += 1 }
-            return merged
-        }
     }
 
     /// Whether a session of `device`, or an observer following it, still owes its client the end of `tag`
