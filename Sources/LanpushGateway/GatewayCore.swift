@@ -16,6 +16,8 @@ package final class GatewayCore {
     let clock: () -> Double
     let logger: Logger
     let metrics: GatewayMetrics
+    /// The loop's most frequent counts, handed to `metrics` at the end of each turn.
+    let counters: TurnCounters
     /// The epoch given to devices whose sequence could not be trusted at start (new, or an unclean stop).
     let epoch: String
     let directory: DeviceDirectory
@@ -66,7 +68,9 @@ package final class GatewayCore {
         self.events = events
         let journal = Journal(persist: persist)
         self.journal = journal
-        let sessions = SessionRegistry(metrics: metrics, events: events, logger: logger)
+        let counters = TurnCounters()
+        self.counters = counters
+        let sessions = SessionRegistry(metrics: metrics, counters: counters, events: events, logger: logger)
         self.sessions = sessions
         let relay = RelayHandOver(
             config: config.relay, directory: directory, journal: journal, events: events, metrics: metrics, logger: logger,
@@ -108,7 +112,11 @@ package final class GatewayCore {
             ingest: ingestEndpoints,
             state: StateEndpoints(activities: activityCommands, directory: directory, report: report, sessions: sessions, epoch: epoch),
             devices: devices, access: AccessControl(config: config), throttle: throttle, clock: clock,
-            openMetrics: config.openMetrics, metrics: metrics, logger: logger, renderMetrics: renderMetrics, page: page)
+            openMetrics: config.openMetrics, metrics: metrics, logger: logger,
+            renderMetrics: {
+                counters.flush(into: metrics)
+                return renderMetrics()
+            }, page: page)
         weakSelf = self
         for id in directory.shadowed {
             logger.warning("device '\(id)' is defined in the config file and was also added at run time: the config file's definition is used")
@@ -145,7 +153,9 @@ package final class GatewayCore {
     package func writable(session id: UInt64) {
         assertOnLoop()
         guard let session = sessions[id], !session.closing else { return }
-        SessionWriter(directory: directory, sessions: sessions, metrics: metrics, frames: frames, patches: patches).writable(session, now: clock())
+        SessionWriter(
+            directory: directory, sessions: sessions, metrics: metrics, counters: counters, frames: frames, patches: patches
+        ).writable(session, now: clock())
     }
 
     /// The answer to one HTTP request (it may only be sent once `whenCommitted` says the turn is stored).
@@ -171,12 +181,14 @@ package final class GatewayCore {
     package func endTurn() {
         assertOnLoop()
         journal.endTurn()
+        counters.flush(into: metrics)
     }
 
     /// The turn before a clean stop (the loop has returned): what the store was still holding back goes too.
     package func endLastTurn() {
         journal.flushPrunesAtTurnEnd()
         journal.endTurn()
+        counters.flush(into: metrics)
     }
 
     /// The last commit of a clean stop, after `endLastTurn`'s: every device's row with its seq, and the mark that

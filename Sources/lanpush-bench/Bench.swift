@@ -60,6 +60,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Override: HTTP connections of the as-fast-as-possible scenarios.")
     var connections: Int?
 
+    @Option(help: "Override: tags the updates go round (100; the smoke run 5). Fewer tags, fewer (device, tag) activities.")
+    var tags: Int?
+
     @Option(help: "Soak: minutes measured.")
     var soakMinutes: Double?
 
@@ -106,6 +109,7 @@ struct Bench: ParsableCommand {
         if let latencyRate { scale.latencyRate = latencyRate }
         if let fanSessions { scale.fanSessions = fanSessions }
         if let connections { scale.fastConnections = connections }
+        if let tags { scale.tags = max(1, tags) }
         if let soakMinutes { scale.soakMinutes = soakMinutes }
         if let soakSessions { scale.soakSessions = soakSessions }
         if let soakRate { scale.soakRate = soakRate }

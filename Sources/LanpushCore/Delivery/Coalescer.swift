@@ -17,6 +17,8 @@ public struct Coalescer: Sendable {
         var allSilent: Bool
         /// What the client holds of the tag: the view before the oldest change not yet sent.
         var held: ClientView?
+        /// Where the slot's live entry in `order` is: `orderBase` + its index.
+        var orderSlot = 0
     }
 
     public let window: Int
@@ -25,9 +27,13 @@ public struct Coalescer: Sendable {
     /// one, and each slot would carry room for one (48 bytes) through every lookup of a table that a burst grows to
     /// the number of tags.
     private var alerts: [String: ActivityAlert] = [:]
-    /// FIFO of (key, tag) with lazy deletion: an entry is live only if `pending[tag].newest == key`.
+    /// FIFO of (key, tag). A slot that changes again moves to the back: its entry there is new, and the one it leaves
+    /// is marked dead (key 0, never a change's seq), so the writer skips it without looking the tag up — at saturation
+    /// a frame's slot had merged a few changes, and each left an entry that cost a hash of its tag to skip.
     private var order: [(key: UInt64, tag: String)] = []
     private var orderHead = 0
+    /// Entries dropped from the front of `order` since it was last rebuilt (`Pending.orderSlot` counts from there).
+    private var orderBase = 0
     /// Seq of the newest notification sent (or not needed by the client).
     public private(set) var notificationCursor: UInt64
     /// Sent, not yet acknowledged, in send order: (seq, sent at). At most `window` long.
@@ -78,9 +84,7 @@ public struct Coalescer: Sendable {
                     c.pending[tag]!.newest = entry.seq
                 }
             }
-            for (tag, p) in c.pending.sorted(by: { $0.value.newest < $1.value.newest }) {
-                c.order.append((p.newest, tag))
-            }
+            c.rebuildOrder()
             c.syncTarget = ledger.seq
             return (c, .replay(from: resume.seq))
         }
@@ -118,28 +122,40 @@ public struct Coalescer: Sendable {
         let silent = change.pointee.kind == .update && change.pointee.silent
         // By index: each hash of the tag counts.
         let slot = pending.index(forKey: tag)
+        let orderSlot = orderBase + order.count
         if let slot {
             // In one access: reading a member through `pending.values[slot]` copies the entry (its held view
             // retained and released) before the next write.
-            Self.merge(seq: seq, silent: silent, into: &pending.values[slot])
+            let left = Self.merge(seq: seq, silent: silent, orderSlot: orderSlot, into: &pending.values[slot]) - orderBase
+            assert(left >= orderHead && left < order.count && order[left].tag == tag, "a slot's order entry is live")
+            order[left].key = 0
         } else {
             // In step with the ledger until now: the client holds what the tag was before this change.
-            pending[tag] = Pending(newest: seq, oldest: seq, allSilent: silent, held: change.pointee.before)
+            pending[tag] = Pending(
+                newest: seq, oldest: seq, allSilent: silent, held: change.pointee.before, orderSlot: orderSlot)
         }
         if change.pointee.alert != nil { alerts[tag] = change.pointee.alert }
         order.append((seq, tag))
-        // A slow reader never drains `order`; rebuild it before stale entries outnumber live ones, so memory
+        // A slow reader never drains `order`; rebuild it before dead entries outnumber live ones, so memory
         // stays proportional to the number of tags, not to the number of updates.
-        if order.count - orderHead > 2 * pending.count + 16 {
-            order = pending.map { (key: $0.value.newest, tag: $0.key) }.sorted { $0.key < $1.key }
-            orderHead = 0
-        }
+        if order.count - orderHead > 2 * pending.count + 16 { rebuildOrder() }
         return slot != nil
     }
 
-    private static func merge(seq: UInt64, silent: Bool, into entry: inout Pending) {
+    /// Returns the slot's order position before this change.
+    private static func merge(seq: UInt64, silent: Bool, orderSlot: Int, into entry: inout Pending) -> Int {
         entry.newest = seq
         entry.allSilent = entry.allSilent && silent
+        defer { entry.orderSlot = orderSlot }
+        return entry.orderSlot
+    }
+
+    /// `order` anew from the slots, by their newest change: one live entry each.
+    private mutating func rebuildOrder() {
+        order = pending.map { (key: $0.value.newest, tag: $0.key) }.sorted { $0.key < $1.key }
+        orderHead = 0
+        orderBase = 0
+        for (i, entry) in order.enumerated() { pending[entry.tag]!.orderSlot = i }
     }
 
     /// Entries this session holds: pending slots and order entries (for the O(tags) memory bound).
@@ -254,7 +270,7 @@ public struct Coalescer: Sendable {
     private mutating func peekSlot() -> (key: UInt64, tag: String, index: [String: Pending].Index)? {
         while orderHead < order.count {
             let entry = order[orderHead]
-            if let index = pending.index(forKey: entry.tag), pending.values[index].newest == entry.key {
+            if entry.key != 0, let index = pending.index(forKey: entry.tag), pending.values[index].newest == entry.key {
                 return (entry.key, entry.tag, index)
             }
             orderHead += 1
@@ -270,9 +286,11 @@ public struct Coalescer: Sendable {
         if pending.isEmpty, pending.capacity > Self.retainedCapacity { pending = [:] }
         if alerts.isEmpty, alerts.capacity > Self.retainedCapacity { alerts = [:] }
         if orderHead > 0, orderHead == order.count {
+            orderBase += order.count
             order.removeAll(keepingCapacity: order.count <= Self.retainedCapacity)
             orderHead = 0
         } else if orderHead > 32, orderHead * 2 > order.count {
+            orderBase += orderHead
             order.removeFirst(orderHead)
             orderHead = 0
         }

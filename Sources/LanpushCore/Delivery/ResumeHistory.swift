@@ -14,6 +14,8 @@ public struct ResumeHistory: Sendable {
         public var tag: String?
         /// The tag's view before this change; `nil` when the client had nothing under the tag.
         public var before: ClientView?
+        /// A resume from this seq would be wrong (`markUnsafe`). Kept on the entry, so the mark goes with it.
+        public internal(set) var unsafe = false
         /// What the entry is reckoned to weigh in memory, fixed when it is made (the budget sums these, so a
         /// trim subtracts exactly what the append added).
         public let bytes: Int
@@ -54,9 +56,6 @@ public struct ResumeHistory: Sendable {
     private var head = 0
     /// The sum of the live entries' `bytes`.
     public private(set) var bytes = 0
-    /// Seqs after which a resume would be wrong: a session was sent a merged delta with this seq while
-    /// older changes of other tags were still pending for it, so "I have seq" does not mean "I have all <= seq".
-    private var unsafe: Set<UInt64> = []
 
     public init(capacity: Int) {
         self.capacity = max(1, capacity)
@@ -91,7 +90,6 @@ public struct ResumeHistory: Sendable {
 
     /// Its unsafe mark goes with the entry: a resume from that seq now fails on the missing entry instead.
     private mutating func dropOldest() {
-        if !unsafe.isEmpty { unsafe.remove(entries[head].seq) }
         bytes -= entries[head].bytes
         // Releases the view's storage now, in place (a copy of the entry would retain and release all it holds).
         entries[head].before = nil
@@ -143,26 +141,45 @@ public struct ResumeHistory: Sendable {
     /// The array's room, in entries (what `compact()` keeps).
     package var storageCapacity: Int { entries.capacity }
 
+    /// A resume from `seq` would be wrong: a session was sent a merged delta with this seq while older changes of
+    /// other tags were still pending for it, so "I have seq" does not mean "I have all <= seq". The mark is kept on
+    /// the entry (a set of marked seqs cost a hash for every entry dropped, once per change of every device).
     public mutating func markUnsafe(_ seq: UInt64) {
-        if let oldest = oldestSeq, seq >= oldest { unsafe.insert(seq) }
+        if let i = index(of: seq) { entries[i].unsafe = true }
+    }
+
+    /// Where the entry of `seq` is. Every change of the device records one, so seqs run without gaps and the entry
+    /// is found by its distance from the oldest; a search otherwise.
+    private func index(of seq: UInt64) -> Int? {
+        guard let oldest = oldestSeq, seq >= oldest else { return nil }
+        if seq - oldest < UInt64(count) {
+            let guess = head + Int(seq - oldest)
+            if entries[guess].seq == seq { return guess }
+        }
+        var low = head, high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            if entries[mid].seq < seq { low = mid + 1 } else { high = mid }
+        }
+        return low < entries.count && entries[low].seq == seq ? low : nil
     }
 
     public mutating func reset() {
         entries.removeAll()
         head = 0
         bytes = 0
-        unsafe.removeAll()
     }
 
-    /// How many unsafe marks are held (they must never outlive their entries).
-    public var unsafeCount: Int { unsafe.count }
+    /// How many unsafe marks are held.
+    public var unsafeCount: Int { entries[head...].reduce(0) { $0 + ($1.unsafe ? 1 : 0) } }
 
     /// The changes after `seq`, oldest first, or `nil` when replay from `seq` is not possible.
     public func changes(after seq: UInt64, current: UInt64) -> [Entry]? {
-        guard !unsafe.contains(seq) else { return nil }
+        let at = index(of: seq)
+        if let at, entries[at].unsafe { return nil }
         if seq == current { return [] }
         // The entry for `seq` itself must still be here: with it went its unsafe mark.
-        guard seq < current, let oldest = oldestSeq, oldest <= seq else { return nil }
-        return entries[head...].filter { $0.seq > seq }
+        guard seq < current, let at else { return nil }
+        return Array(entries[(at + 1)...])
     }
 }

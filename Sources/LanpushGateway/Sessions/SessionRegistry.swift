@@ -12,11 +12,13 @@ final class SessionRegistry {
     /// second held the loop ~0.4 ms each time — and lets go of those with nothing left to time.
     private(set) var timed: Set<UInt64> = []
     let metrics: GatewayMetrics
+    let counters: TurnCounters
     let events: DeviceEvents
     let logger: Logger
 
-    init(metrics: GatewayMetrics, events: DeviceEvents, logger: Logger) {
+    init(metrics: GatewayMetrics, counters: TurnCounters, events: DeviceEvents, logger: Logger) {
         self.metrics = metrics
+        self.counters = counters
         self.events = events
         self.logger = logger
     }
@@ -66,13 +68,13 @@ final class SessionRegistry {
     /// Hands accepted changes of one device to its sessions and to observers; each asks to write.
     func fanOut(_ changes: [Change], device: DeviceRecord) {
         guard !changes.isEmpty else { return }
-        metrics.eventsIn.increment(by: Int64(changes.count))
+        counters.eventsIn += changes.count
         let id = device.id
         for sid in device.sessions {
             guard let session = sessions[sid], let merged = session.withCoalescer(id, { $0.note(changes) }) else {
                 continue
             }
-            if merged > 0 { metrics.coalesced.increment(by: Int64(merged)) }
+            counters.coalesced += merged
             session.transport.requestWritable()
         }
         for oid in observerIDs {

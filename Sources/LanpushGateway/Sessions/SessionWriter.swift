@@ -6,6 +6,7 @@ struct SessionWriter {
     let directory: DeviceDirectory
     let sessions: SessionRegistry
     let metrics: GatewayMetrics
+    let counters: TurnCounters
     let frames: FrameEncoder
     let patches: PatchMemo
 
@@ -21,7 +22,7 @@ struct SessionWriter {
             if !session.control.isEmpty {
                 let bytes = session.control.removeFirst()
                 guard session.transport.send(bytes) else { return }
-                metrics.bytesOut.increment(by: Int64(bytes.count))
+                counters.bytesOut += bytes.count
                 continue
             }
             if let (code, reason) = session.pendingClose {
@@ -36,13 +37,13 @@ struct SessionWriter {
                 }
                 let bytes = reply.serializedBytes()
                 guard session.transport.send(bytes) else { return }
-                metrics.bytesOut.increment(by: Int64(bytes.count))
+                counters.bytesOut += bytes.count
                 continue
             }
             guard session.subscribed, let frame = nextFrame(for: session, device: device, now: now) else { break }
             guard session.transport.send(frame) else { return }
-            metrics.framesOut.increment()
-            metrics.bytesOut.increment(by: Int64(frame.count))
+            counters.framesOut += 1
+            counters.bytesOut += frame.count
         }
     }
 
