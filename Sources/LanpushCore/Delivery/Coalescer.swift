@@ -128,7 +128,8 @@ public struct Coalescer: Sendable {
             // retained and released) before the next write.
             let left = Self.merge(seq: seq, silent: silent, orderSlot: orderSlot, into: &pending.values[slot]) - orderBase
             assert(left >= orderHead && left < order.count && order[left].tag == tag, "a slot's order entry is live")
-            order[left].key = 0
+            // Only a shortcut: an entry left unmarked is still passed over, its key no longer the slot's newest.
+            if left >= orderHead, left < order.count { order[left].key = 0 }
         } else {
             // In step with the ledger until now: the client holds what the tag was before this change.
             pending[tag] = Pending(
