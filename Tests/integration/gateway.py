@@ -126,6 +126,13 @@ class Gateway:
     def admin_headers(self):
         return {"Authorization": f"Bearer {self.admin}"}
 
+    def metric(self, name):
+        """A series of `/metrics`, summed over its labels (0 when it has no sample yet)."""
+        status, text = self.get("/metrics")
+        assert status == 200
+        return sum(float(line.split()[-1]) for line in text.splitlines()
+                   if line.startswith(name + " ") or line.startswith(name + "{"))
+
     def relay(self, push_token, title=None, message=None, data=None, **extra):
         body = {"push_token": push_token, "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2024.1",
                                                                "os_version": "17.2", "webhook_id": "hook-1"}}

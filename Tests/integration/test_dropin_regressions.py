@@ -13,11 +13,6 @@ from fake_relay import FakeRelay
 REG = {"app_id": "io.robbie.HomeAssistant", "app_version": "2025.1", "os_version": "18.2", "webhook_id": "hook-1"}
 
 
-def metric(gw, name):
-    text = gw.get("/metrics")[1]
-    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(name + " ") or line.startswith(name + "{"))
-
-
 def plain(client):
     return [n for n in client.notifications if n["type"] == "notification"]
 
@@ -36,7 +31,7 @@ def test_an_overflow_is_reported_in_band_and_does_not_doom_the_device(gateway):
     dropped = next(f for f in slow.frames if f["type"] == "notifications_dropped")
     assert dropped["count"] > 0 and dropped["through"] > 0
     assert slow.close_code is None
-    assert metric(gw, "lanpush_notifications_dropped_total") >= dropped["count"]
+    assert gw.metric("lanpush_notifications_dropped_total") >= dropped["count"]
     assert "notification queue full" in gw.logtext()
     slow.close()
     # The next session of the device gets the next notification, and is never closed for the old overflow.

@@ -135,13 +135,6 @@ def ha_state(ha, entity_id):
     return state and state["state"]
 
 
-def metric(gw, name):
-    status, text = gw.request("GET", "/metrics", headers=gw.admin_headers())
-    assert status == 200
-    m = re.search(rf"^{name} (\S+)$", text, re.M)
-    return float(m.group(1)) if m else 0.0
-
-
 def fallbacks(ha, every=True):
     return [line for line in ha.logtext(every=every).splitlines() if any(m in line for m in FALLBACK_MARKERS)]
 
@@ -204,8 +197,8 @@ def test_lanpush_registers_each_device_and_ha_grows_its_notify_service(ha, lanpu
         assert s["device_id"] == f"lanpush-{device}" and s["device_name"] == name
         assert s["notify_service"] == f"notify.mobile_app_{device}"
         assert len(s["webhook_id"]) == 64 and s["push_url"].startswith(f"http://127.0.0.1:{lanpush.port}/api/")
-    assert metric(lanpush, "lanpush_ha_registrations_total") == 2
-    assert metric(lanpush, "lanpush_ha_channels") == 2 and metric(lanpush, "lanpush_ha_connected") == 1
+    assert lanpush.metric("lanpush_ha_registrations_total") == 2
+    assert lanpush.metric("lanpush_ha_channels") == 2 and lanpush.metric("lanpush_ha_connected") == 1
     # HA's own view: one mobile_app device per lanpush device, held by one config entry, named from lanpush's config.
     devices, entries = ha.registry()
     for device, name in (("kitchen", "Kitchen"), ("hall", "Hall")):
@@ -224,7 +217,7 @@ def test_lanpush_registers_each_device_and_ha_grows_its_notify_service(ha, lanpu
         assert ha_state(ha, f"sensor.{device}_live_activities") == "0"
         assert ha_state(ha, f"sensor.{device}_relay_quota_remaining") == "unknown"
         assert ha.state(f"binary_sensor.{device}_lan_connected")["attributes"]["device_class"] == "connectivity"
-    assert metric(lanpush, "lanpush_ha_sensor_calls_total") >= 2 * len(SENSORS)
+    assert lanpush.metric("lanpush_ha_sensor_calls_total") >= 2 * len(SENSORS)
     assert "invalid webhook" not in ha.logtext()  # HA accepted every sensor payload
 
 
@@ -263,8 +256,8 @@ def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_
     wait_subscribed(lanpush)
     client = lanpush.client("kitchen")
     pump_synced(client)
-    events0 = metric(lanpush, "lanpush_ha_events_total")
-    confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+    events0 = lanpush.metric("lanpush_ha_events_total")
+    confirms0 = lanpush.metric("lanpush_ha_confirms_total")
     webhook = ha_status(lanpush)["kitchen"]["webhook_id"]
     first = time.time()
     latencies = []
@@ -295,10 +288,10 @@ def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_
                               "icon": "mdi:washing-machine", "color": "#4CAF50"}
 
     # Every event confirmed, and HA accepted every confirm (it answers an error once it has given up on one).
-    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 4, 5, "4 confirms")
+    wait_for(lambda: lanpush.metric("lanpush_ha_confirms_total") - confirms0 == 4, 5, "4 confirms")
     assert client.pump(lambda c: any(n["type"] == "clear" and n["tag"] == "washer_cycle" for n in c.notifications))
-    assert metric(lanpush, "lanpush_ha_events_total") - events0 == 4
-    assert metric(lanpush, "lanpush_ha_confirm_errors_total") == 0
+    assert lanpush.metric("lanpush_ha_events_total") - events0 == 4
+    assert lanpush.metric("lanpush_ha_confirm_errors_total") == 0
     s = ha_status(lanpush)["kitchen"]
     assert s["pending_confirms"] == 0 and s["confirm_errors"] == 0 and s["channel"] == "subscribed"
 
@@ -309,7 +302,7 @@ def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_
     status, _ = ha.notify("mobile_app_kitchen", title="Door", message="Front door opened", data={"group": "doors"})
     assert status == 200
     assert client.pump(lambda c: any(n.get("message") == "Front door opened" for n in c.notifications), timeout=5)
-    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 5, 5, "the 5th confirm")
+    wait_for(lambda: lanpush.metric("lanpush_ha_confirms_total") - confirms0 == 5, 5, "the 5th confirm")
     assert fallbacks(ha) == []
     client.close()
 
@@ -342,7 +335,7 @@ def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_
         assert client.pump(lambda c: any(f["type"] == "registered" for f in c.frames), timeout=5)
         client.close()
         wait_for(lambda: not device_json(lanpush, "kitchen")["connected"], 5, "kitchen to be gone")
-        confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+        confirms0 = lanpush.metric("lanpush_ha_confirms_total")
         status, _ = ha.notify("mobile_app_kitchen", title="Dryer", message="Drying",
                               data={"tag": "dryer", "live_update": True, "progress": 10, "progress_max": 60})
         assert status == 200
@@ -351,7 +344,7 @@ def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_
         assert body["push_token"] == "kitchen-phone-token" and body["title"] == "Dryer"
         assert body["data"]["tag"] == "dryer" and body["data"]["progress"] == 10
         assert body["registration_info"]["webhook_id"] == "the-phones-own-webhook"
-        wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
+        wait_for(lambda: lanpush.metric("lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
         # HA sees the device gone with relay credentials, and the relay's quota once it answered.
         wait_for(lambda: ha_state(ha, "sensor.kitchen_delivery_path") == "relay", SENSOR_INTERVAL + 2, "path relay")
         assert ha_state(ha, "binary_sensor.kitchen_lan_connected") == "off"
@@ -359,7 +352,7 @@ def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_
                              SENSOR_INTERVAL + 2, "the relay quota")
         assert int(float(remaining)) == 499, remaining  # the fake relay's answer to its first request
         assert ha_state(ha, "sensor.kitchen_relay_quota_resets") not in (None, "unknown")
-    assert metric(lanpush, "lanpush_ha_confirm_errors_total") == 0
+    assert lanpush.metric("lanpush_ha_confirm_errors_total") == 0
     assert not any("Kitchen" in line for line in fallbacks(ha))
 
 
@@ -369,16 +362,16 @@ def test_ha_restart_resubscribes_while_lan_clients_keep_being_served(ha, lanpush
     pump_synced(client)
     wait_for(lambda: ha_state(ha, "binary_sensor.hall_lan_connected") == "on", SENSOR_INTERVAL + 2, "hall on")
     entities0 = lanpush_entities(ha)
-    connects0 = metric(lanpush, "lanpush_ha_connects_total")
-    events0 = metric(lanpush, "lanpush_ha_events_total")
-    confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+    connects0 = lanpush.metric("lanpush_ha_connects_total")
+    events0 = lanpush.metric("lanpush_ha_events_total")
+    confirms0 = lanpush.metric("lanpush_ha_confirms_total")
 
     stopping = time.time()
     ha.stop()
     print(f"HA stopped in {time.time() - stopping:.1f} s")
     wait_for(lambda: all(s["channel"] == "down" and s["connection"] != "ready" for s in ha_status(lanpush).values()),
              10, "lanpush to see HA gone")
-    assert metric(lanpush, "lanpush_ha_connected") == 0 and metric(lanpush, "lanpush_ha_channels") == 0
+    assert lanpush.metric("lanpush_ha_connected") == 0 and lanpush.metric("lanpush_ha_channels") == 0
     # HA is down: the LAN path does not care.
     status, body = lanpush.request("POST", "/v1/push", {"targets": ["hall"], "title": "Hall", "message": "HA is down"},
                                    headers=lanpush.admin_headers())
@@ -391,8 +384,8 @@ def test_ha_restart_resubscribes_while_lan_clients_keep_being_served(ha, lanpush
     running = time.time()
     resubscribed = wait_subscribed(lanpush, timeout=30)
     print(f"HA restarted in {took:.1f} s; lanpush re-subscribed {resubscribed:.1f} s after HA reached RUNNING")
-    assert metric(lanpush, "lanpush_ha_connects_total") > connects0
-    assert metric(lanpush, "lanpush_ha_registrations_total") == 2  # re-subscribed, never re-registered
+    assert lanpush.metric("lanpush_ha_connects_total") > connects0
+    assert lanpush.metric("lanpush_ha_registrations_total") == 2  # re-subscribed, never re-registered
     assert time.time() - running < 30
     # The same entities, none added; they show the present (the session lived through HA's restart).
     assert lanpush_entities(ha) == entities0
@@ -401,9 +394,9 @@ def test_ha_restart_resubscribes_while_lan_clients_keep_being_served(ha, lanpush
     status, _ = ha.notify("mobile_app_hall", title="Door", message="Back door opened", data={"group": "doors"})
     assert status == 200
     assert client.pump(lambda c: any(n.get("message") == "Back door opened" for n in c.notifications), timeout=5)
-    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
-    assert metric(lanpush, "lanpush_ha_events_total") - events0 == 1
-    assert metric(lanpush, "lanpush_ha_confirm_errors_total") == 0
+    wait_for(lambda: lanpush.metric("lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
+    assert lanpush.metric("lanpush_ha_events_total") - events0 == 1
+    assert lanpush.metric("lanpush_ha_confirm_errors_total") == 0
     assert fallbacks(ha, every=False) == []
     client.close()
 
@@ -419,7 +412,7 @@ def test_lanpush_restart_keeps_its_webhook_ids_and_ha_gets_no_duplicate_device(h
     wait_subscribed(lanpush)
     assert {d: s["webhook_id"] for d, s in ha_status(lanpush).items()} == before
     assert lanpush_entities(ha) == entities0  # registered again: the same entities, no duplicates
-    assert metric(lanpush, "lanpush_ha_registrations_total") == 0  # this process registered nothing
+    assert lanpush.metric("lanpush_ha_registrations_total") == 0  # this process registered nothing
     devices1, entries1 = ha.registry()
     assert sorted(d["id"] for d in devices1) == sorted(d["id"] for d in devices0)
     assert sorted(e["entry_id"] for e in entries1) == sorted(e["entry_id"] for e in entries0)
@@ -467,7 +460,7 @@ def test_live_activity_reports_reach_no_ha_without_the_webhooks(ha, lanpush):
     assert client.pump(lambda c: any(f["type"] == "pong" for f in c.frames), timeout=5)
     assert next(f for f in client.frames if f["type"] == "registered")["supports_live_activities"] is True
     time.sleep(1.5)  # HA writes its config entries a second after a change
-    assert metric(lanpush, "lanpush_ha_live_activity_calls_total") == 0
+    assert lanpush.metric("lanpush_ha_live_activity_calls_total") == 0
     assert ha_status(lanpush)["kitchen"]["live_activity_calls"] == 0
     assert "invalid webhook" not in ha.logtext(every=True)  # no webhook type HA does not know
     kitchen = next(e for e in ha.stored_config_entries() if e["data"].get("device_id") == "lanpush-kitchen")
@@ -518,7 +511,7 @@ def test_a_lanpush_that_lost_its_state_replaces_its_old_registration_instead_of_
     wait_subscribed(lanpush)
     after = {d: s["webhook_id"] for d, s in ha_status(lanpush).items()}
     assert all(after[d] != before[d] for d in before)
-    assert metric(lanpush, "lanpush_ha_registrations_total") == 2
+    assert lanpush.metric("lanpush_ha_registrations_total") == 2
     assert "lanpush no longer knows (its state was lost); replacing it" in (lanpush.dir / "lanpushd.log").read_text()
     devices1, entries1 = ha.registry()
     assert len(entries1) == len(entries0)  # two lanpush entries replaced, the control phone's kept
@@ -594,7 +587,7 @@ def test_a_missed_confirm_is_recovered_from_and_the_notification_arrives_once(ha
     pump_synced(client)
     kitchen_fallbacks = lambda: [line for line in fallbacks(ha, every=False) if "Kitchen" in line]  # noqa: E731
     assert kitchen_fallbacks() == []
-    errors0 = metric(lanpush, "lanpush_ha_confirm_errors_total")
+    errors0 = lanpush.metric("lanpush_ha_confirm_errors_total")
     lanpush.proc.send_signal(signal.SIGSTOP)
     try:
         status, _ = ha.notify("mobile_app_kitchen", title="Door", message="while lanpush was frozen")
@@ -606,13 +599,13 @@ def test_a_missed_confirm_is_recovered_from_and_the_notification_arrives_once(ha
     assert client.pump(lambda c: any(n.get("message") == "while lanpush was frozen" for n in c.notifications), timeout=10)
     client.pump(timeout=1)
     assert [n.get("message") for n in client.notifications] == ["while lanpush was frozen"]  # once, not twice
-    wait_for(lambda: metric(lanpush, "lanpush_ha_confirm_errors_total") == errors0 + 1, 5, "HA's answer to the late confirm")
+    wait_for(lambda: lanpush.metric("lanpush_ha_confirm_errors_total") == errors0 + 1, 5, "HA's answer to the late confirm")
     wait_subscribed(lanpush, timeout=10)
 
-    confirms0 = metric(lanpush, "lanpush_ha_confirms_total")
+    confirms0 = lanpush.metric("lanpush_ha_confirms_total")
     status, _ = ha.notify("mobile_app_kitchen", title="Door", message="after the freeze")
     assert status == 200
     assert client.pump(lambda c: any(n.get("message") == "after the freeze" for n in c.notifications), timeout=5)
-    wait_for(lambda: metric(lanpush, "lanpush_ha_confirms_total") == confirms0 + 1, 5, "the confirm")
+    wait_for(lambda: lanpush.metric("lanpush_ha_confirms_total") == confirms0 + 1, 5, "the confirm")
     assert len(kitchen_fallbacks()) == 1  # the channel carried it
     client.close()

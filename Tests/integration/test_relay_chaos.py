@@ -27,16 +27,6 @@ TOKEN = "tok-car"
 RELAY = "relay: {min_update_interval: 1, starts_per_hour: 10000, quota: 10000000, quota_reserve: 0, timeout: 1}\n"
 
 
-def metric(gw, name):
-    status, text = gw.request("GET", "/metrics", headers=gw.admin_headers())
-    assert status == 200
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name) and not line.startswith("#"):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
-
-
 class Chaos(threading.Thread):
     """Changes the relay's answer every 0.3 s."""
 
@@ -102,7 +92,7 @@ def test_relay_chaos_never_blocks_ingest_and_loses_nothing_silently(gateway):
             else:
                 notifications.add(n)
             if time.time() >= next_sample:
-                queue_samples.append(metric(gw, "lanpush_relay_queue"))
+                queue_samples.append(gw.metric("lanpush_relay_queue"))
                 next_sample += 1.0
             time.sleep(0.02)
         chaos.stop.set()
@@ -112,13 +102,13 @@ def test_relay_chaos_never_blocks_ingest_and_loses_nothing_silently(gateway):
         # of failures whose backoff reached its cap (300 s, full jitter): the outbox may rightly wait that long.
         deadline = time.time() + 330
         while time.time() < deadline:
-            if metric(gw, "lanpush_relay_queue") == 0 and all(
+            if gw.metric("lanpush_relay_queue") == 0 and all(
                     r.answer_status is not None for r in relay.requests if r.at > time.time() - 5):
                 time.sleep(1.5)
-                if metric(gw, "lanpush_relay_queue") == 0:
+                if gw.metric("lanpush_relay_queue") == 0:
                     break
             time.sleep(0.5)
-        assert metric(gw, "lanpush_relay_queue") == 0, "the outbox did not drain after the relay recovered"
+        assert gw.metric("lanpush_relay_queue") == 0, "the outbox did not drain after the relay recovered"
 
         # Three requests the relay will never take: dropped at once, each counted and logged.
         relay.script(*[relay.custom(400, {"errorType": "InvalidRequest", "message": "bad request"})] * 3)
@@ -143,7 +133,7 @@ def test_relay_chaos_never_blocks_ingest_and_loses_nothing_silently(gateway):
                     delivered_notes.add(int(m.group(1)))
         lost_tags = [t for t, last in accepted.items() if delivered_updates.get(t, 0) < last]
         lost_notes = sorted(notifications - delivered_notes)
-        dropped = metric(gw, "lanpush_relay_dropped_total")
+        dropped = gw.metric("lanpush_relay_dropped_total")
         log = (gw.dir / "lanpushd.log").read_text(errors="replace")
         logged = [line for line in log.splitlines() if "relay items dropped" in line]
         logged_items = sum(int(m.group(1)) for line in logged for m in [re.search(r"items=(\d+)", line)] if m)
