@@ -20,8 +20,8 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
     var sessions: [ClientSession] = []
     var stats = ClientStats()
     var window: (UInt64, UInt64) = (0, UInt64.max)
-    /// Ack every event frame (lanpush). `false`: ack only the newest seq of each read batch.
-    var ackEvery = true
+    /// Ack every event frame (lanpush). `false`: ack only the newest seq of each read batch, as the client libraries do.
+    var ackEvery = false
     /// Parse frames and keep the state per tag (slow reader, bytes scenario).
     var trackState = false
     /// Slow reader: process at most one frame per session every `slowInterval` seconds.

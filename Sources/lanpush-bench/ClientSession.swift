@@ -9,10 +9,10 @@ import Glibc
 
 /// What a client session speaks.
 enum SessionKind {
-    /// A lanpush.v1 device session: auth with the device token, subscribe, ack every event frame.
+    /// A lanpush device session: auth with the device token, subscribe, ack event frames (`ClientHub.ackEvery`).
     case lanpush(token: String)
     /// MQTT 3.1.1 over WebSocket (subprotocol `mqtt`): CONNECT, SUBSCRIBE to `filters` at `qos`, receive PUBLISH
-    /// (a QoS 1 one answered with PUBACK at once, as lanpush's sessions ack every frame).
+    /// (a QoS 1 one answered with PUBACK at once: MQTT has no cumulative ack).
     case mqtt(clientId: String, filters: [String], qos: UInt8 = 0)
 }
 
