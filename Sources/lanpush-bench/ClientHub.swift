@@ -22,6 +22,9 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
     var window: (UInt64, UInt64) = (0, UInt64.max)
     /// Ack every event frame (lanpush). `false`: ack only the newest seq of each read batch, as the client libraries do.
     var ackEvery = false
+    /// Without `ackEvery`: a pending ack covers at most this many frames, then the next one goes out as well — the
+    /// client libraries ack at least every half window, so that credit never runs out within one read.
+    var batchAckFrames = 16
     /// Parse frames and keep the state per tag (slow reader, bytes scenario).
     var trackState = false
     /// Slow reader: process at most one frame per session every `slowInterval` seconds.

@@ -34,6 +34,7 @@ extension ClientHub {
             if inWindow(nowNanos()) { stats.bytesOutWindow += b }
         }
         s.outbox.removeAll(keepingCapacity: true)
+        s.framesInPendingAck = 0
     }
 
     func wsClientText(_ connection: WSClientConnection, _ bytes: [UInt8]) {
@@ -120,6 +121,7 @@ extension ClientHub {
 
     func queue(_ s: ClientSession, _ bytes: [UInt8]) {
         s.outbox.append(bytes)
+        s.framesInPendingAck = 0
         s.connection?.requestWritable()
     }
 
@@ -180,17 +182,16 @@ extension ClientHub {
         if trackState || recordFrames { track(s, bytes) }
         if let stamp { delivered(s, stamp: stamp, now: now) }
         if let seq = ackSeq {
-            if ackEvery || s.outbox.isEmpty {
-                var ack: [UInt8] = Array("{\"type\":\"ack\",\"seq\":".utf8)
-                appendDecimal(seq, to: &ack)
-                ack.append(UInt8(ascii: "}"))
+            var ack: [UInt8] = Array("{\"type\":\"ack\",\"seq\":".utf8)
+            appendDecimal(seq, to: &ack)
+            ack.append(UInt8(ascii: "}"))
+            if ackEvery || s.framesInPendingAck == 0 || s.framesInPendingAck >= batchAckFrames {
                 queue(s, ack)
+                s.framesInPendingAck = 1
             } else {
-                // Replace the pending cumulative ack.
-                var ack: [UInt8] = Array("{\"type\":\"ack\",\"seq\":".utf8)
-                appendDecimal(seq, to: &ack)
-                ack.append(UInt8(ascii: "}"))
+                // The pending cumulative ack now covers this frame too.
                 s.outbox[s.outbox.count - 1] = ack
+                s.framesInPendingAck += 1
             }
         }
     }

@@ -24,6 +24,8 @@ final class ClientSession {
     var ready = false
     var failed = false
     var outbox: [[UInt8]] = []
+    /// Event frames the ack last in `outbox` covers (0: the last item is not a pending cumulative ack).
+    var framesInPendingAck = 0
     var mqttDecoder = MQTT.Decoder()
     /// Slow reader: frames received but not processed yet (processed one per tick).
     var backlog: [[UInt8]] = []

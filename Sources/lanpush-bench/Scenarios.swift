@@ -231,7 +231,11 @@ final class ScenarioRunner {
         }
         let setup = Setup(server: server, hub: hub)
         let ackEachFrame = scale.ackEachFrame
-        hub.sync { hub.ackEvery = ackEachFrame }
+        let halfWindow = max(1, (scale.sessionWindow ?? window) / 2)
+        hub.sync {
+            hub.ackEvery = ackEachFrame
+            hub.batchAckFrames = halfWindow
+        }
         guard sessions > 0 else { return setup }
         let kinds: [SessionKind]
         let url: String
