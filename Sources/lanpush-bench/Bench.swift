@@ -78,7 +78,7 @@ struct Bench: ParsableCommand {
     @Option(help: "Subprotocol of the lanpush sessions: lanpush.v2 (default) or lanpush.v1.")
     var lanpushProtocol: String?
 
-    @Option(help: "How lanpush sessions ack: 'batch' (default): one cumulative ack per read, as the client libraries do; or 'every' event frame.")
+    @Option(help: "How lanpush sessions ack: 'batch' (default): one cumulative ack per read and at every half window, as the client libraries do; or 'every' event frame.")
     var acks: String = "batch"
 
     @Option(help: "Also read the server's RSS this many seconds after the throughput and notify runs, idle (0: not).")

@@ -20,7 +20,8 @@ final class ClientHub: WSClientDelegate, @unchecked Sendable {
     var sessions: [ClientSession] = []
     var stats = ClientStats()
     var window: (UInt64, UInt64) = (0, UInt64.max)
-    /// Ack every event frame (lanpush). `false`: ack only the newest seq of each read batch, as the client libraries do.
+    /// Ack every event frame (lanpush). `false`: one cumulative ack per read (`batchAckFrames`), as the client libraries
+    /// do.
     var ackEvery = false
     /// Without `ackEvery`: a pending ack covers at most this many frames, then the next one goes out as well — the
     /// client libraries ack at least every half window, so that credit never runs out within one read.

@@ -38,9 +38,9 @@ struct Scale: Sendable {
     var soakPeriod = 60.0
     /// The subprotocol the lanpush sessions offer (what the client libraries offer first by default).
     var lanpushProtocol = ProtocolVersion.v2.rawValue
-    /// `false` (the default): lanpush sessions send one cumulative ack for what one read brought, as the client
-    /// libraries do (they ack once nothing else waits to be handled); `true`: an ack for every event frame, a client
-    /// no library ships, whose acks cost it and the server a send and a read per frame.
+    /// `false` (the default): lanpush sessions send one cumulative ack for what one read brought and one at every half
+    /// window, as the client libraries do (they ack once nothing else waits to be handled); `true`: an ack for every
+    /// event frame, as no client library acks, which costs the client and the server a send and a read per frame.
     var ackEachFrame = false
     /// Seconds the servers sit idle after a throughput or notify run before their RSS is read once more (0: not
     /// read): what a burst leaves behind once it is over, against what it holds right after.
