@@ -153,9 +153,8 @@ package final class GatewayCore {
     package func writable(session id: UInt64) {
         assertOnLoop()
         guard let session = sessions[id], !session.closing else { return }
-        SessionWriter(
-            directory: directory, sessions: sessions, metrics: metrics, counters: counters, frames: frames, patches: patches
-        ).writable(session, now: clock())
+        SessionWriter(directory: directory, sessions: sessions, counters: counters, frames: frames, patches: patches)
+            .writable(session, now: clock())
     }
 
     /// The answer to one HTTP request (it may only be sent once `whenCommitted` says the turn is stored).

@@ -5,7 +5,6 @@ import LanpushCore
 struct SessionWriter {
     let directory: DeviceDirectory
     let sessions: SessionRegistry
-    let metrics: GatewayMetrics
     let counters: TurnCounters
     let frames: FrameEncoder
     let patches: PatchMemo
