@@ -172,7 +172,7 @@ final class HomeAssistantChannel {
         switch core.ingest.submit(request) {
         case .duplicate:
             return .duplicate
-        case .proxied:
+        case .proxied, .unknownToken, .proxyThrottled:  // the channel's events name their device: never these
             return .applied(delivered: false)
         case .routed(let results):
             guard let routed = results.first?.routed else { return .applied(delivered: false) }

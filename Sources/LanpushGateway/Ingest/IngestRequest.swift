@@ -4,8 +4,9 @@ import LanpushCore
 /// `Ingest`. Building one is the whole of validation — an invalid payload never becomes a request.
 struct IngestRequest {
     enum Source {
-        /// HA's relay body on the relay-compatible ingest (`path`: the iOS or the Android relay path).
-        case relayBody(RelayPushRequest, path: String)
+        /// HA's relay body on the relay-compatible ingest (`path`: the iOS or the Android relay path; `peer`: who
+        /// posted it).
+        case relayBody(RelayPushRequest, path: String, peer: String)
         /// `POST /v1/push`: device ids, or every device.
         case native(targets: [String])
         /// An event of a device's HA local push channel.
@@ -25,10 +26,10 @@ struct IngestRequest {
 
     /// HA's relay body. A missing push_token is reported as field `push_token`, rule `required` (the relay answers
     /// it 403 whatever else is wrong with the request).
-    static func relayBody(_ body: JSONValue, path: String, now: Double) throws(FieldError) -> IngestRequest {
+    static func relayBody(_ body: JSONValue, path: String, peer: String = "", now: Double) throws(FieldError) -> IngestRequest {
         let request = try RelayPushRequest.decode(body)
         return IngestRequest(
-            source: .relayBody(request, path: path), message: request.notification,
+            source: .relayBody(request, path: path, peer: peer), message: request.notification,
             accepted: try PayloadInterpreter.accept(request.notification, now: now), confirmId: request.hassConfirmId,
             liveActivityToken: request.liveActivityToken, acceptedAt: now)
     }
@@ -86,7 +87,7 @@ struct IngestRequest {
 
     /// HA's request as it came on the relay-compatible ingest; `nil` for the other doors.
     private var rawRelayRequest: [String: JSONValue]? {
-        if case .relayBody(let request, _) = source { request.raw } else { nil }
+        if case .relayBody(let request, _, _) = source { request.raw } else { nil }
     }
 
     private static func relayBody(

@@ -157,6 +157,6 @@ final class PublisherIngest {
             "type": "error", "through": .number(Double(through)),
             "message": .string("the update could not be stored; items after \(through) were not accepted: send them again"),
         ])
-        sessions.close(session, code: 1011, reason: "store failed")
+        sessions.close(session, code: .internalError, reason: "store failed")
     }
 }
