@@ -212,7 +212,7 @@ import Testing
         // A client starting afresh gets the activity and the notification it never acknowledged.
         let fresh = gw.connect("phone")
         fresh.read()
-        #expect(fresh.state("ev") == ["message": "Charging", "progress": 40, "progress_max": 100])
+        #expect(fresh.state("ev") == ["message": "Charging", "title": "Washer", "progress": 40, "progress_max": 100])
         #expect(fresh.notifications.map { $0["message"] } == ["Front door opened"])
         // The relay path still knows the device's token.
         #expect(gw.relayBody("tok-phone", message: "Rinse", data: Payload.live("ev")).status == 201)
@@ -274,7 +274,7 @@ import Testing
         let r = gw.connect("phone", resume: (epoch, seq))
         #expect(r.types == ["auth_required", "auth_ok", "snapshot", "synced"])
         r.read()
-        #expect(r.state("ev") == ["message": "Charging"])
+        #expect(r.state("ev") == ["message": "Charging", "title": "Washer"])
         // The new epoch is itself durable: a clean restart keeps it.
         let newEpoch = phone["epoch"]
         try gw.restart()

@@ -24,10 +24,11 @@ final class IngestEndpoints {
         self.counters = RateLimitCounters(maximum: quota)
     }
 
-    /// 201 when a LAN session carries it, 202 when it is queued or on the relay path (HA treats both as success);
-    /// 403 without a push_token (the relay's own answer), 400 for an invalid payload or a push_token longer than any
-    /// device may register, 404 for a push_token no device registered (unless `relay.proxy_unknown_tokens`), 422
-    /// when it needs relay credentials the device lacks.
+    /// 201 when a LAN session carries it, 202 when it is queued or on the relay path (HA treats both as success),
+    /// with `warnings` for what was read as the apps read it (`LenientPayload`) or could not be done (a command for
+    /// a device without relay credentials); 403 without a push_token (the relay's own answer), 400 for a body that
+    /// is no JSON object or a push_token longer than any device may register, 404 for a push_token no device
+    /// registered (unless `relay.proxy_unknown_tokens`).
     func relayIngest(_ body: JSONValue, path: String, from peer: String = "") -> APIResponse {
         let now = clock()
         // Refused before anything is kept of it: no device can have registered it.
@@ -73,9 +74,13 @@ final class IngestEndpoints {
         case .routed(let results):
             let routed = results.first?.routed
             if routed?.refused ?? true {
+                // HA's relay takes it (a command, a notification routed to the relay): answered as accepted, with why
+                // nothing could be done, as HA only logs a refusal anyway.
                 metrics.reject("no_relay")
-                counters.record(token, success: false, now: now)
-                return .error(422, Ingest.noRelay(request.command, device: results.first?.target ?? "", field: "push_token"))
+                let why = Ingest.noRelay(request.command, device: results.first?.target ?? "", field: "push_token")
+                return accepted(token, status: 202, now: now, warnings: request.accepted.warnings + [
+                    FieldWarning(field: why.field, rule: why.rule, message: why.message),
+                ])
             }
             return accepted(
                 token, status: routed?.lan == .delivered ? 201 : 202, now: now, relayed: routed?.relay ?? false,

@@ -64,6 +64,11 @@ final class Ingest {
     private(set) var recentConfirmIds: [String: Double] = [:]
     /// The relay body the request being applied built last, and what of its device it was built from.
     private var lastRelayBody: RelayBodyMemo?
+    /// Counted and logged once per device, tag and field.
+    let warnings: PayloadWarnings
+
+    /// Per `field|rule`, the warnings counted so far.
+    var coercions: [String: Int] { warnings.counts }
 
     init(
         directory: DeviceDirectory, sessions: SessionRegistry, relay: RelayHandOver, journal: Journal,
@@ -75,6 +80,7 @@ final class Ingest {
         self.journal = journal
         self.metrics = metrics
         self.logger = logger
+        self.warnings = PayloadWarnings(logger: logger)
     }
 
     /// Applies one accepted payload. The caller answers once the turn's commit completes (`Journal.whenCommitted`).
@@ -167,7 +173,7 @@ final class Ingest {
             let relayed = handOver(endedSome ? changes.filter { $0.kind != .clear } : changes, of: device, request, body: body, url: url)
             routed = Routed(lan: device.isConnected ? .delivered : .queued, relay: relayed)
         }
-        if !routed.refused { noteWarnings(request.accepted, device: device) }
+        if !routed.refused { warnings.note(request.accepted.warnings, device: device.id, tag: request.command.tag) }
         return routed
     }
 
@@ -233,22 +239,6 @@ final class Ingest {
         guard !device.isConnected, let url, !changes.isEmpty else { return false }
         relay.relay(changes, of: device, body: body.built(request), url: url)
         return true
-    }
-
-    /// Logs the warnings about an accepted payload when it starts an activity; on updates they are in the answer
-    /// only (an automation that leaves the title out of every update would otherwise fill the log).
-    private func noteWarnings(_ accepted: AcceptedPush, device: DeviceRecord) {
-        guard !accepted.warnings.isEmpty else { return }
-        if case .liveUpdate(let update) = accepted.command, let activity = device.ledger.activities[update.tag],
-            activity.generation != activity.lastSeq
-        {
-            return
-        }
-        for warning in accepted.warnings {
-            logger.notice("accepted with a warning: \(warning.message)", metadata: [
-                "device": "\(device.id)", "field": "\(warning.field)", "tag": "\(accepted.command.tag ?? "")",
-            ])
-        }
     }
 }
 

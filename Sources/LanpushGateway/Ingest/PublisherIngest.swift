@@ -128,7 +128,7 @@ final class PublisherIngest {
         case .accepted(let unknown):
             if !unknown.isEmpty {
                 state.stream.warn(item, id: id, FieldWarning(
-                    field: "targets", message: "no such device: '\(unknown.joined(separator: "', '"))'"))
+                    field: "targets", rule: "exists", message: "no such device: '\(unknown.joined(separator: "', '"))'"))
             }
             for warning in request.accepted.warnings { state.stream.warn(item, id: id, warning) }
         }
