@@ -88,9 +88,11 @@ package final class GatewayCore {
         self.relay = relay
         let report = DeviceReport(sessions: sessions, relay: relay, events: events, clock: clock)
         self.report = report
-        let ingest = Ingest(directory: directory, sessions: sessions, relay: relay, journal: journal, metrics: metrics, logger: logger)
+        let publish = PublishStep(
+            directory: directory, journal: journal, sessions: sessions, relay: relay, metrics: metrics, logger: logger)
+        let ingest = Ingest(directory: directory, relay: relay, publish: publish, metrics: metrics, logger: logger)
         self.ingest = ingest
-        activityCommands = ActivityCommands(directory: directory, sessions: sessions, journal: journal, relay: relay, clock: clock)
+        activityCommands = ActivityCommands(directory: directory, publish: publish, clock: clock)
         let throttle = AuthThrottle(
             limit: config.limits.authFailures, window: config.limits.authWindow, metrics: metrics, logger: logger)
         self.throttle = throttle
@@ -106,13 +108,13 @@ package final class GatewayCore {
             allDevices: { directory.sorted.map(\.id) })
         sessionProtocol = SessionProtocol(
             config: config, directory: directory, sessions: sessions, journal: journal, relay: relay, report: report,
-            publishers: publishers, throttle: throttle, events: events, pushURLs: pushURLs, metrics: metrics, logger: logger,
-            clock: clock)
+            publishers: publishers, throttle: throttle, events: events, pushURLs: pushURLs, publish: publish, metrics: metrics,
+            logger: logger, clock: clock)
         housekeeping = Housekeeping(
-            config: config.session, directory: directory, sessions: sessions, journal: journal, relay: relay, ingest: ingest,
-            metrics: metrics, clock: clock)
+            config: config.session, directory: directory, sessions: sessions, journal: journal, relay: relay,
+            publish: publish, ingest: ingest, metrics: metrics, clock: clock)
         ingestEndpoints = IngestEndpoints(
-            ingest: ingest, relay: relay, directory: directory, quota: config.relay.quota, metrics: metrics, clock: clock,
+            ingest: ingest, relay: relay, directory: directory, metrics: metrics, clock: clock,
             allDevices: { directory.sorted.map(\.id) })
         let commands = DeviceCommands(
             directory: directory, sessions: sessions, journal: journal, relay: relay, report: report, events: events,

@@ -147,7 +147,8 @@ public final class StateStore: @unchecked Sendable {
                     pushURL: row["push_url"], registrationInfo: StoreCodec.object(row["registration_info"]),
                     liveActivityTokens: StoreCodec.object(row["live_activity_tokens"]),
                     pushToStartToken: row["push_to_start_token"], lastSeen: row["last_seen"],
-                    supportsLiveActivities: row["supports_live_activities"])
+                    supportsLiveActivities: row["supports_live_activities"],
+                    relayState: (row["relay_state"] as String?).flatMap(StoreCodec.json))
             }
             for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM activity ORDER BY device_id, tag")) {
                 let tag: String = row["tag"]
@@ -177,7 +178,7 @@ public final class StateStore: @unchecked Sendable {
             for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM managed_device ORDER BY id")) {
                 state.managedDevices.append(ManagedDeviceRow(
                     id: row["id"], name: row["name"], tokenHash: row["token_hash"], notifications: row["notifications"],
-                    createdAt: row["created_at"]))
+                    createdAt: row["created_at"], fallback: row["fallback"]))
             }
             for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM ha_registration")) {
                 let r = HARegistrationRow(
@@ -262,6 +263,7 @@ public final class StateStore: @unchecked Sendable {
                 $0.add(d.pushToStartToken)
                 $0.add(d.lastSeen)
                 $0.add(d.supportsLiveActivities)
+                $0.add(d.relayState?.serialized())
             }
         case .upsertActivity(let deviceId, let a):
             try statements.run(.activity) {
@@ -344,6 +346,7 @@ public final class StateStore: @unchecked Sendable {
                 $0.add(d.tokenHash)
                 $0.add(d.notifications)
                 $0.add(d.createdAt)
+                $0.add(d.fallback)
             }
         case .removeDevice(let id):
             // Everything of a removed device goes (its activities, queue, relay outbox) except its HA registration:

@@ -103,6 +103,12 @@ extension StateStore {
             try db.drop(table: "notification")
             try db.rename(table: "notification_v5", to: "notification")
         }
+        // v6: what the relay path keeps of a device beside its credentials (the activities it shows on the phone, a
+        // refused token: JSON, NULL when nothing), and the HA action a run-time device falls back to.
+        m.registerMigration("v6") { db in
+            try db.alter(table: "device") { t in t.add(column: "relay_state", .text) }
+            try db.alter(table: "managed_device") { t in t.add(column: "fallback", .text) }
+        }
         return m
     }
 }

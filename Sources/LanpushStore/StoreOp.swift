@@ -57,12 +57,16 @@ public struct DeviceRow: Sendable, Hashable {
     public var lastSeen: Double?
     /// What its clients' `register` frames said of Live Activities (`nil`: nothing yet; schema v4).
     public var supportsLiveActivities: Bool?
+    /// What the relay path keeps of it beside the credentials (the gateway's `DeviceRelayState.stored`; schema v6).
+    public var relayState: JSONValue?
 
     public init(
         id: String, epoch: String, seq: UInt64, pushToken: String? = nil, pushURL: String? = nil,
         registrationInfo: [String: JSONValue] = [:], liveActivityTokens: [String: JSONValue] = [:],
-        pushToStartToken: String? = nil, lastSeen: Double? = nil, supportsLiveActivities: Bool? = nil
+        pushToStartToken: String? = nil, lastSeen: Double? = nil, supportsLiveActivities: Bool? = nil,
+        relayState: JSONValue? = nil
     ) {
+        self.relayState = relayState
         self.id = id
         self.epoch = epoch
         self.seq = seq
@@ -172,8 +176,11 @@ public struct ManagedDeviceRow: Sendable, Hashable {
     /// `auto`, `lan`, `relay` or `both`.
     public var notifications: String
     public var createdAt: Double
+    /// The HA action it falls back to while gone (`notify.mobile_app_…`; schema v6).
+    public var fallback: String?
 
-    public init(id: String, name: String, tokenHash: String, notifications: String, createdAt: Double) {
+    public init(id: String, name: String, tokenHash: String, notifications: String, createdAt: Double, fallback: String? = nil) {
+        self.fallback = fallback
         self.id = id
         self.name = name
         self.tokenHash = tokenHash

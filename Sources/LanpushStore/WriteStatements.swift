@@ -37,13 +37,13 @@ final class WriteStatements {
             case .device:
                 return """
                     INSERT INTO device (id, epoch, seq, push_token, push_url, registration_info,
-                      live_activity_tokens, push_to_start_token, last_seen, supports_live_activities)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                      live_activity_tokens, push_to_start_token, last_seen, supports_live_activities, relay_state)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET epoch = excluded.epoch, seq = excluded.seq,
                       push_token = excluded.push_token, push_url = excluded.push_url,
                       registration_info = excluded.registration_info, live_activity_tokens = excluded.live_activity_tokens,
                       push_to_start_token = excluded.push_to_start_token, last_seen = excluded.last_seen,
-                      supports_live_activities = excluded.supports_live_activities
+                      supports_live_activities = excluded.supports_live_activities, relay_state = excluded.relay_state
                     """
             case .activity:
                 return """
@@ -73,7 +73,7 @@ final class WriteStatements {
                     """
             case .deleteHARegistration: return "DELETE FROM ha_registration WHERE device_id = ?"
             case .managedDevice:
-                return "INSERT OR REPLACE INTO managed_device (id, name, token_hash, notifications, created_at) VALUES (?, ?, ?, ?, ?)"
+                return "INSERT OR REPLACE INTO managed_device (id, name, token_hash, notifications, created_at, fallback) VALUES (?, ?, ?, ?, ?, ?)"
             case .removeManagedDevice: return "DELETE FROM managed_device WHERE id = ?"
             case .removeDeviceRow: return "DELETE FROM device WHERE id = ?"
             case .removeActivities: return "DELETE FROM activity WHERE device_id = ?"

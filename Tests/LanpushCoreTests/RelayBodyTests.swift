@@ -85,30 +85,46 @@ import Testing
         #expect(body.json == .object(expected))
     }
 
-    @Test func knownTokensAndEventsAreAddedWhenHADidNotSendThem() {
-        let body = RelayBody.forwarding(
-            Self.haBody.objectValue!, acceptedAt: acceptedAt, liveActivityToken: "la-token", event: .update)
-        #expect(body.json["live_activity_token"] == "la-token")
-        #expect(body.json["data"]?["event"] == "update")
-        var stripped = body.json.objectValue!
-        stripped.removeValue(forKey: "live_activity_token")
-        var data = stripped["data"]!.objectValue!
-        data.removeValue(forKey: "event")
-        stripped["data"] = .object(data)
-        #expect(JSONValue.object(stripped) == Self.haBody)
+    /// Addressed as HA core addresses its bodies (home-assistant/core `prepare_live_activity_remote_push`): a token
+    /// and `data.event` with it; an end with its dismissal date.
+    @Test func aBodyIsAddressedAsCoreAddressesIt() {
+        let start = RelayAddress.addressed(Self.haBody, live: .init(token: "pts", event: .start))
+        #expect(start["live_activity_token"] == "pts" && start["data"]?["event"] == "start")
+        #expect(start["push_to_start_token"] == nil)
+        let end = RelayAddress.addressed(
+            ["message": "clear_notification", "push_token": "t", "data": ["tag": "w"]], live: .init(token: "la", event: .end),
+            dismissal: 1_700_000_000.4)
+        #expect(end == [
+            "message": "clear_notification", "push_token": "t", "live_activity_token": "la",
+            "data": ["tag": "w", "event": "end", "dismissal_date": 1_700_000_000],
+        ])
+    }
+
+    /// No token, no event: the relay then sends an ordinary notification, as it does for core's bodies.
+    @Test func withoutATokenThereIsNoEvent() {
+        var raw = Self.haBody.objectValue!
+        raw["push_to_start_token"] = "legacy"
+        raw["data"] = ["tag": "washer_cycle", "live_update": true, "event": "start"]
+        let body = RelayAddress.addressed(.object(raw), live: nil, dismissal: 5)
+        #expect(body["live_activity_token"] == nil && body["push_to_start_token"] == nil)
+        #expect(body["data"] == ["tag": "washer_cycle", "live_update": true])
     }
 
     @Test func whatHASentWinsOverWhatTheDeviceReported() {
         var raw = Self.haBody.objectValue!
         raw["live_activity_token"] = "from-ha"
         raw["data"] = ["tag": "washer_cycle", "live_update": true, "event": "start"]
-        let body = RelayBody.forwarding(raw, acceptedAt: acceptedAt, liveActivityToken: "from-device", event: .update)
-        #expect(body.json == .object(raw))
+        #expect(RelayAddress.addressed(.object(raw), live: .init(token: "from-device", event: .update)) == .object(raw))
     }
 
-    @Test func anEventWithoutDataCreatesIt() {
-        let body = RelayBody.forwarding(["message": "clear_notification", "push_token": "t"], acceptedAt: acceptedAt, event: .end)
-        #expect(body.json == ["message": "clear_notification", "push_token": "t", "data": ["event": "end"]])
+    /// Through HA's notify action: the notify service data, without what HA adds itself.
+    @Test func theNotifyDataOfARelayBody() {
+        var raw = Self.haBody.objectValue!
+        raw["live_activity_token"] = "la"
+        raw["data"] = ["tag": "washer_cycle", "live_update": true, "event": "update"]
+        #expect(RelayAddress.notifyData(.object(raw)) == [
+            "message": "Cycle started", "title": "Washing Machine", "data": ["tag": "washer_cycle", "live_update": true],
+        ])
     }
 
     /// A native `/v1/push` goes out in the shape HA's `mobile_app` would have posted.
@@ -130,11 +146,11 @@ import Testing
         let noMessage = RelayBody.native(
             NotifyMessage(data: ["tag": "t", "live_update": true, "when": 60, "when_relative": true,
                                  "template": ["template": "generic"]]),
-            pushToken: "p", registrationInfo: [:], acceptedAt: acceptedAt, liveActivityToken: "la", event: .start)
+            pushToken: "p", registrationInfo: [:], acceptedAt: acceptedAt)
         #expect(noMessage.templateRemoved && noMessage.whenResolved)
         #expect(noMessage.json == [
-            "message": "", "push_token": "p", "registration_info": [:], "live_activity_token": "la",
-            "data": ["tag": "t", "live_update": true, "when": 1_700_000_060, "event": "start"],
+            "message": "", "push_token": "p", "registration_info": [:],
+            "data": ["tag": "t", "live_update": true, "when": 1_700_000_060],
         ])
     }
 

@@ -65,8 +65,8 @@ import Testing
         #expect(events.reports.allSatisfy { $0.0 == "phone" })
         #expect(session.frames("error").isEmpty)
         let device = try #require(gw.core.directory["phone"])
-        #expect(device.supportsLiveActivities == true && device.registration?.pushToken == "tok")
-        #expect(device.liveActivityTokens["washer"] == ["token": "la-1", "expires_at": 1_900_000_000])
+        #expect(device.supportsLiveActivities == true && device.relay.registration?.pushToken == "tok")
+        #expect(device.relay.liveActivityTokens["washer"] == ["token": "la-1", "expires_at": 1_900_000_000])
     }
 
     @Test func invalidReportsAreRefusedWithAClearErrorAndReportNothing() throws {

@@ -21,13 +21,13 @@ import Testing
             #expect(gw.relayBody("made-up-\(i):token", message: "m", extra: ["hass_confirm_id": .string("c\(i)")]).status == 404)
             gw.relayBody("invalid-\(i)", message: "m", data: ["progress": "x", "live_update": true, "tag": "t"])
         }
-        #expect(gw.core.ingestEndpoints.counters.tokenCount == 0)
+        #expect(gw.core.relay.counters.tokenCount == 0)
         #expect(gw.core.ingest.recentConfirmIds.isEmpty)
         #expect(gw.relayRequests.isEmpty)
         // A registered token gets its counters (HA reads them as the relay's rateLimits).
         gw.goneDevice()
         #expect(gw.relayBody("tok-phone", message: "m").json["rateLimits"]?["attempts"] == 1)
-        #expect(gw.core.ingestEndpoints.counters.tokenCount == 1)
+        #expect(gw.core.relay.counters.tokenCount == 1)
     }
 
     /// However many distinct confirm ids a sender makes up for a registered token, the table of them stays bounded.

@@ -9,6 +9,9 @@ import Testing
 /// relay, a device that comes back takes its slots back, a 403 stops the path, the outbox survives a restart, and
 /// the tokens a client reported travel with its relayed requests.
 @Suite struct RelayHandOverTests {
+    /// What the phone does not show through the relay path goes there when the device leaves the LAN: an activity
+    /// the relay never started (the LAN client showed it) starts on the phone with its current state; one that ended
+    /// before it ever showed there is nothing to show; a notification the LAN left unacknowledged goes as it came.
     @Test func whatAGoneDeviceHadNotAcknowledgedDrainsToTheRelayByKind() throws {
         let gw = try TestGateway()
         let s = gw.connect("phone")
@@ -27,21 +30,49 @@ import Testing
         s.close()
         let byTag = Dictionary(gw.relayRequests.map { ($0.tag ?? "-", $0) }, uniquingKeysWith: { a, _ in a })
         #expect(gw.relayRequests.count == 4)
-        #expect(byTag["updated"]?.kind == .update && byTag["updated"]?.body["message"] == "v2")
+        #expect(byTag["updated"]?.kind == .start && byTag["updated"]?.body["message"] == "v2")
+        #expect(byTag["seen"]?.kind == .start && byTag["seen"]?.body["message"] == "v1")
         #expect(byTag["new"]?.kind == .start && byTag["new"]?.body["title"] == "new")
-        #expect(byTag["ended"]?.kind == .end && byTag["ended"]?.body["message"] == "clear_notification")
         #expect(byTag["-"]?.kind == .notification && byTag["-"]?.body["message"] == "Door")
-        #expect(byTag["seen"] == nil && byTag["ephemeral"] == nil)
+        #expect(byTag["ended"] == nil && byTag["ephemeral"] == nil)
         // Each went once, in the order the device's changes were made.
         #expect(gw.relayRequests.map(\.seq) == gw.relayRequests.map(\.seq).sorted())
     }
 
+    /// The client's own activities — it reported their tokens, so the relay addresses them — get through the relay
+    /// only what its LAN session did not acknowledge: an update by the activity's token, an end with `event: end`.
+    @Test func aClientsOwnActivitiesGetWhatItsSessionDidNotAcknowledge() throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        for tag in ["updated", "ended", "seen"] {
+            s.send(["type": "live_activity_token", "tag": .string(tag), "token": .string("la-\(tag)")])
+            gw.relayBody("tok-phone", title: tag, message: "v1", data: Payload.live(tag))
+        }
+        s.ack()
+        gw.relayBody("tok-phone", message: "v2", data: Payload.live("updated"))
+        gw.relayBody("tok-phone", message: "clear_notification", data: ["tag": "ended"])
+        s.close()
+        let byTag = Dictionary(gw.relayRequests.map { ($0.tag ?? "-", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(gw.relayRequests.count == 2)
+        let update = try #require(byTag["updated"])
+        #expect(update.kind == .update && update.body["message"] == "v2")
+        #expect(update.body["live_activity_token"] == "la-updated" && update.body["data"]?["event"] == "update")
+        let end = try #require(byTag["ended"])
+        #expect(end.kind == .end && end.body["message"] == "clear_notification")
+        #expect(end.body["live_activity_token"] == "la-ended" && end.body["data"]?["event"] == "end")
+        #expect(end.body["data"]?["dismissal_date"] == .number(gw.clock.now.rounded()), "cleared: dismissed at once")
+        #expect(byTag["seen"] == nil)
+    }
+
     /// An activity ended through the API has no HA body of its own: what drains to the relay must still end it on
-    /// the phone (a `clear_notification` of its tag), not repeat the content it started with.
+    /// the phone (a `clear_notification` of its tag, as core addresses an end), not repeat the content it started
+    /// with — and keep the dismissal the API asked for.
     @Test func anActivityEndedThroughTheAPIDrainsAsAClear() throws {
         let gw = try TestGateway()
         let s = gw.connect("phone")
         s.register("tok-phone")
+        s.send(["type": "live_activity_token", "tag": "washer", "token": "la-w"])
         gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
         s.ack()
         #expect(gw.request(.delete, "/v1/activities/washer").status == 200)
@@ -50,6 +81,8 @@ import Testing
         #expect(gw.relayRequests.count == 1 && end.kind == .end)
         #expect(end.body["message"] == "clear_notification" && end.body["data"]?["tag"] == "washer")
         #expect(end.body["push_token"] == "tok-phone" && end.body["registration_info"] == Payload.iosInfo)
+        #expect(end.body["live_activity_token"] == "la-w" && end.body["data"]?["event"] == "end")
+        #expect(end.body["data"]?["dismissal_date"] == .number((gw.clock.now + DismissalPolicy.defaultRetention).rounded()))
     }
 
     @Test func anActivityEndedThroughTheAPIWhileTheDeviceIsGoneIsEndedThroughTheRelay() throws {
@@ -70,6 +103,7 @@ import Testing
         let gw = try TestGateway()
         let s = gw.connect("phone")
         s.register("tok-phone")
+        s.send(["type": "live_activity_token", "tag": "washer", "token": "la-w"])
         gw.relayBody("tok-phone", title: "Washer", message: "Washing", data: Payload.live("washer"))
         s.ack()
         gw.relayBody("tok-phone", message: "clear_notification", data: ["tag": "washer"])
@@ -122,9 +156,31 @@ import Testing
         back.read()
         #expect(back.state("ev")?["progress"] == 15)
         gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "20%", ["progress": 20, "progress_max": 100]))
-        gw.advance(by: 30)
+        gw.advance(by: 29)
         back.ack()
         #expect(gw.relayRequests.count == 1, "what the LAN carries never goes to the relay too")
+        // Once the session stayed `relay.hand_back_after`, the activity the relay started on the phone is ended there
+        // (dismissed at once): it would stay on the Lock Screen frozen at 0 % beside the LAN client's.
+        gw.advance(by: 1.25)
+        let end = try #require(gw.relayRequests.last)
+        #expect(gw.relayRequests.count == 2 && end.kind == .end && end.tag == "ev")
+        #expect(end.body["message"] == "clear_notification" && end.body["data"]?["tag"] == "ev")
+        #expect(gw.device("phone")?["relay"]?["shown"] == nil)
+    }
+
+    /// A session that drops before `relay.hand_back_after` (a phone at the edge of the Wi-Fi) leaves what the relay
+    /// shows running: nothing is ended and started again, the relay path goes on updating it.
+    @Test func aBriefVisitLeavesTheRelaysActivityRunning() throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "0%"))
+        let visit = gw.connect("phone")
+        gw.advance(by: 10)
+        visit.close()
+        gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "50%"))
+        gw.advance(by: 40)
+        #expect(gw.relayRequests.map(\.kind) == [.start, .update])
+        #expect(gw.relayRequests.last?.body["message"] == "50%")
     }
 
     /// An authenticated socket reads nothing until it subscribes. A client stuck after its auth (whose socket library
@@ -155,10 +211,12 @@ import Testing
         s.send(["type": "subscribe"])
         #expect(gw.device("phone")?["connected"] == true && gw.device("phone")?["path"] == "lan")
         gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "10%", ["progress": 10, "progress_max": 100]))
-        gw.advance(by: 30)
+        gw.advance(by: 29)
         #expect(gw.relayRequests.count == 3)
         s.read()
         #expect(s.state("ev")?["progress"] == 10)
+        gw.advance(by: 1.25)
+        #expect(gw.relayRequests.map(\.kind) == [.start, .notification, .update, .end], "taken back: ended on the phone")
     }
 
     /// The app's push token was rotated while relay items waited (an update held by the interval, bodies HA sent
@@ -269,6 +327,9 @@ import Testing
         #expect(gw.relayRequests.count == 4)
     }
 
+    /// Addressed as HA core addresses its own bodies (home-assistant/core `prepare_live_activity_remote_push`): a
+    /// start by the push-to-start token (top-level `live_activity_token`, `data.event: start`) — an activity the
+    /// client already shows (its token reported) is updated instead — and an update by the activity's own token.
     @Test func aRelayedStartCarriesThePushToStartTokenUnlessTheTagHasAnActivityToken() throws {
         let gw = try TestGateway()
         let s = gw.connect("phone")
@@ -280,15 +341,21 @@ import Testing
         gw.relayBody("tok-phone", title: "EV", message: "Charging", data: Payload.live("ev"))
         gw.push(Payload.liveUpdate(["phone"], tag: "dryer", message: "Drying"))
         let oven = try #require(gw.relayed("oven").first)
-        #expect(oven.body["push_to_start_token"] == "pts-1" && oven.body["live_activity_token"] == nil)
+        #expect(oven.body["live_activity_token"] == "pts-1" && oven.body["data"]?["event"] == "start")
+        #expect(oven.body["push_to_start_token"] == nil)
         let ev = try #require(gw.relayed("ev").first)
-        #expect(ev.body["live_activity_token"] == "la-ev" && ev.body["push_to_start_token"] == nil)
-        #expect(gw.relayed("dryer").first?.body["push_to_start_token"] == "pts-1")
+        #expect(ev.body["live_activity_token"] == "la-ev" && ev.body["data"]?["event"] == "update")
+        let dryer = try #require(gw.relayed("dryer").first)
+        #expect(dryer.body["live_activity_token"] == "pts-1" && dryer.body["data"]?["event"] == "start")
         // An update is addressed by the activity token, never by the push-to-start token.
         gw.advance(by: 15)
         gw.relayBody("tok-phone", message: "80%", data: Payload.live("ev"))
         #expect(gw.relayed("ev").last?.kind == .update && gw.relayed("ev").last?.body["live_activity_token"] == "la-ev")
-        #expect(gw.relayed("ev").last?.body["push_to_start_token"] == nil)
+        // A device without tokens gets no event: the relay sends an ordinary notification, as for core's bodies.
+        gw.goneDevice("tablet", pushToken: "tok-tablet")
+        gw.push(Payload.liveUpdate(["tablet"], tag: "kettle", message: "Boiling"))
+        let kettle = try #require(gw.relayed("kettle").first)
+        #expect(kettle.body["live_activity_token"] == nil && kettle.body["data"]?["event"] == nil)
     }
 
     @Test func haSLiveActivityTokenWinsOverTheReportedOne() throws {

@@ -71,8 +71,8 @@ import Testing
         #expect(phone["live_activity_tokens"] == 2 && phone["push_to_start_token"] == true)
         #expect(gw.device("tablet")?["live_activity_tokens"] == nil)
         let record = try #require(gw.core.directory["phone"])
-        #expect(record.liveActivityTokens["washer"] == ["token": "la-1", "expires_at": 1_900_000_000])
-        #expect(record.pushToStartToken == "pts-1")
+        #expect(record.relay.liveActivityTokens["washer"] == ["token": "la-1", "expires_at": 1_900_000_000])
+        #expect(record.relay.pushToStartToken == "pts-1")
     }
 
     @Test func aDismissalByTheUserReachesEverySessionOfTheDevice() throws {

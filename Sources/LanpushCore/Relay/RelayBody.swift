@@ -6,7 +6,8 @@
 ///   `countdown_end` the LAN state got — and `when_relative` is removed, so pacing and retries never shift a timer;
 /// - `data.template` is removed: Aivi templates are LAN-only (`templateRemoved` tells the caller, for a metric),
 ///   and so is `data.lanpush` (lanpush's own routing options);
-/// - `live_activity_token` (top level) and `data.event` are added when known and absent; what HA sent wins.
+/// Where it goes and how it is addressed (`live_activity_token`, `data.event`) is decided when it leaves
+/// (`RelayAddress`).
 ///
 /// Everything else — `silent` (the relay sends priority 5 from `data.silent`), `hass_confirm_id`, unknown keys,
 /// nulls — goes through untouched.
@@ -26,22 +27,14 @@ public struct RelayBody: Sendable, Hashable {
 
     /// For a request that came in on the relay-compatible ingest: `request` is `RelayPushRequest.raw`.
     /// `acceptedAt` is the `now` the request was interpreted with.
-    public static func forwarding(
-        _ request: [String: JSONValue], acceptedAt: Double, liveActivityToken: String? = nil, event: LiveEvent? = nil
-    ) -> RelayBody {
+    public static func forwarding(_ request: [String: JSONValue], acceptedAt: Double) -> RelayBody {
         var body = request
         var result = RelayBody(json: .null)
         if var data = body["data"]?.objectValue {
             data.removeValue(forKey: PayloadInterpreter.optionsKey)  // lanpush's own routing options
             result.templateRemoved = data.removeValue(forKey: "template") != nil
             result.whenResolved = resolveWhen(in: &data, acceptedAt: acceptedAt)
-            if let event, data["event"] == nil || data["event"] == .null { data["event"] = .string(event.rawValue) }
             body["data"] = .object(data)
-        } else if let event {
-            body["data"] = ["event": .string(event.rawValue)]
-        }
-        if let liveActivityToken, body["live_activity_token"] == nil || body["live_activity_token"] == .null {
-            body["live_activity_token"] = .string(liveActivityToken)
         }
         result.json = .object(body)
         return result
@@ -51,15 +44,14 @@ public struct RelayBody: Sendable, Hashable {
     /// device's registration (`push_token`, `registration_info`) when it registered one. `title` is left out
     /// when absent (HA omits the default title); `message` is always present, as in HA.
     public static func native(
-        _ message: NotifyMessage, pushToken: String?, registrationInfo: [String: JSONValue]?, acceptedAt: Double,
-        liveActivityToken: String? = nil, event: LiveEvent? = nil
+        _ message: NotifyMessage, pushToken: String?, registrationInfo: [String: JSONValue]?, acceptedAt: Double
     ) -> RelayBody {
         var body: [String: JSONValue] = ["message": .string(message.message ?? "")]
         if let title = message.title { body["title"] = .string(title) }
         if !message.data.isEmpty { body["data"] = .object(message.data) }
         if let pushToken { body["push_token"] = .string(pushToken) }
         if let registrationInfo { body["registration_info"] = .object(registrationInfo) }
-        return forwarding(body, acceptedAt: acceptedAt, liveActivityToken: liveActivityToken, event: event)
+        return forwarding(body, acceptedAt: acceptedAt)
     }
 
     /// `when` + `when_relative: true` → absolute Unix seconds, rounded like the state's `countdown_end`.

@@ -79,6 +79,15 @@ public struct RelayItem: Sendable, Hashable {
 
     /// Whether the item lives in a (device, tag) slot rather than the device's notification queue.
     public var isSlotItem: Bool { kind.isSlotKind && tag != nil }
+
+    /// The `url` of an item that goes through a Home Assistant notify action instead of a relay: the scheme, then the
+    /// action (`homeassistant:notify.mobile_app_pixel`). HA's own companion-app bookkeeping and relay do the rest.
+    public static let actionScheme = "homeassistant:"
+
+    /// The HA action this item goes through (`notify.mobile_app_pixel`), or `nil` for a relay URL.
+    public var action: String? {
+        url.hasPrefix(Self.actionScheme) ? String(url.dropFirst(Self.actionScheme.count)) : nil
+    }
 }
 
 /// What the relay said about one request, as the pacer needs it.

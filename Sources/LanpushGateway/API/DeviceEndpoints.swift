@@ -1,3 +1,4 @@
+import Foundation
 import LanpushCore
 import Logging
 
@@ -17,17 +18,21 @@ struct DeviceEndpoints {
     let fingerprint: () -> String?
 
     func add(_ body: JSONValue) -> APIResponse {
-        let fields: (id: String, name: String?, notifications: NotificationRouting?)
+        let fields: Fields
         switch Self.fields(body, requireId: true) {
-        case .success(let f): fields = (f.id ?? "", f.name, f.notifications)
+        case .success(let f): fields = f
         case .failure(let error): return .error(400, error)
         }
-        switch commands.add(id: fields.id, name: fields.name, notifications: fields.notifications ?? .auto) {
+        switch commands.add(
+            id: fields.id ?? "", name: fields.name, notifications: fields.notifications ?? .auto, fallback: fields.fallback ?? nil)
+        {
         case .success(let (device, token)):
-            return .json(201, [
+            var answer: [String: JSONValue] = [
                 "id": .string(device.id), "name": .string(device.name), "token": .string(token),
                 "notifications": .string(device.notifications.rawValue),
-            ])
+            ]
+            if let fallback = device.fallback { answer["fallback"] = .string(fallback) }
+            return .json(201, .object(answer))
         case .failure(let failure):
             return answer(failure)
         }
@@ -38,7 +43,7 @@ struct DeviceEndpoints {
         case .failure(let error):
             return .error(400, error)
         case .success(let f):
-            switch commands.update(id: id, name: f.name, notifications: f.notifications) {
+            switch commands.update(id: id, name: f.name, notifications: f.notifications, fallback: f.fallback) {
             case .success(let device): return .json(200, commands.report.json(device))
             case .failure(let failure): return answer(failure)
             }
@@ -157,12 +162,17 @@ struct DeviceEndpoints {
         var id: String?
         var name: String?
         var notifications: NotificationRouting?
+        /// `.some(nil)`: cleared (`null`).
+        var fallback: String??
     }
+
+    static let fieldNames = ["id", "name", "notifications", "fallback"]
 
     private static func fields(_ body: JSONValue, requireId: Bool) -> Result<Fields, FieldError> {
         guard let o = body.objectValue else { return .failure(FieldError(field: "", rule: "type", message: "the body must be a JSON object")) }
-        for key in o.keys.sorted() where !["id", "name", "notifications"].contains(key) || (key == "id" && !requireId) {
-            return .failure(FieldError(field: key, rule: "unknown_key", message: "\(key): not a field of a device here (id, name, notifications)"))
+        for key in o.keys.sorted() where !fieldNames.contains(key) || (key == "id" && !requireId) {
+            return .failure(FieldError(
+                field: key, rule: "unknown_key", message: "\(key): not a field of a device here (id, name, notifications, fallback)"))
         }
         var f = Fields()
         if requireId {
@@ -178,6 +188,18 @@ struct DeviceEndpoints {
                 return .failure(FieldError(field: "notifications", rule: "enum", message: "notifications: auto, lan, relay or both"))
             }
             f.notifications = routing
+        }
+        if let fallback = o["fallback"] {
+            if fallback.isNull {
+                f.fallback = .some(nil)
+            } else {
+                guard let s = fallback.stringValue, s.range(of: #"^notify\.[a-z0-9_]{1,200}$"#, options: .regularExpression) != nil else {
+                    return .failure(FieldError(
+                        field: "fallback", rule: "pattern",
+                        message: "fallback: a Home Assistant notify action such as notify.mobile_app_pixel, or null"))
+                }
+                f.fallback = .some(s)
+            }
         }
         return .success(f)
     }

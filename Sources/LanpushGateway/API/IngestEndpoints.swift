@@ -10,10 +10,8 @@ final class IngestEndpoints {
     private let clock: () -> Double
     private let allDevices: () -> [String]
     private let directory: DeviceDirectory
-    /// lanpush's own per-push_token counters for the UTC day, shaped as the relay's `rateLimits`.
-    private(set) var counters: RateLimitCounters
 
-    init(ingest: Ingest, relay: RelayHandOver, directory: DeviceDirectory, quota: Int, metrics: GatewayMetrics,
+    init(ingest: Ingest, relay: RelayHandOver, directory: DeviceDirectory, metrics: GatewayMetrics,
          clock: @escaping () -> Double, allDevices: @escaping () -> [String]) {
         self.directory = directory
         self.ingest = ingest
@@ -21,7 +19,6 @@ final class IngestEndpoints {
         self.metrics = metrics
         self.clock = clock
         self.allDevices = allDevices
-        self.counters = RateLimitCounters(maximum: quota)
     }
 
     /// 201 when a LAN session carries it, 202 when it is queued or on the relay path (HA treats both as success),
@@ -46,7 +43,7 @@ final class IngestEndpoints {
                 return .error(403, error, extra: ["errorMessage": "You did not send a token!"])
             }
             metrics.reject("validation")
-            if let token = body["push_token"]?.stringValue, isKnown(token) { counters.record(token, success: false, now: now) }
+            if let token = body["push_token"]?.stringValue, isKnown(token) { relay.counters.record(token, success: false, now: now) }
             return .error(400, error)
         }
         guard case .relayBody(let relayRequest, _, _) = request.source else {
@@ -95,10 +92,10 @@ final class IngestEndpoints {
     private func accepted(
         _ token: String, status: Int, now: Double, count: Bool = true, relayed: Bool = false, warnings: [FieldWarning]
     ) -> APIResponse {
-        if count { counters.record(token, success: true, relayed: relayed, now: now) }
+        if count { relay.counters.record(token, success: true, relayed: relayed, now: now) }
         var body: [String: JSONValue] = [
             "messageId": .string(UUID().uuidString.lowercased()), "target": .string(token),
-            "rateLimits": counters.json(for: token, remaining: relay.remainingByToken[token], now: now),
+            "rateLimits": relay.counters.json(for: token, remaining: relay.remainingByToken[token], now: now),
         ]
         if !warnings.isEmpty { body["warnings"] = .array(warnings.map(\.json)) }
         return .json(status, .object(body))

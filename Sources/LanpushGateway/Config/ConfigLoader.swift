@@ -129,6 +129,7 @@ public enum ConfigLoader {
             config.relay.quota = try s.int("quota", min: 1, max: 10_000_000) ?? config.relay.quota
             config.relay.timeout = try s.number("timeout", min: 0.1) ?? config.relay.timeout
             config.relay.maxHold = try s.number("max_hold", min: 1) ?? config.relay.maxHold
+            config.relay.handBackAfter = try s.number("hand_back_after", min: 0) ?? config.relay.handBackAfter
             config.relay.proxyUnknownTokens = try s.bool("proxy_unknown_tokens") ?? false
             config.relay.proxyPerMinute = try s.int("proxy_per_minute", min: 1, max: 100_000) ?? config.relay.proxyPerMinute
             config.relay.allowedPushURLs = try s.strings("allowed_push_urls")

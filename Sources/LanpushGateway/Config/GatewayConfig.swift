@@ -80,6 +80,9 @@ public struct GatewayConfig: Sendable, Equatable {
         /// dropped: yesterday's doorbell is not worth delivering after midnight. Live activities keep their
         /// latest state regardless.
         public var maxHold: Double = 900
+        /// Seconds a LAN session that came back must stay before the activities the relay path started on the phone
+        /// are ended there (a phone at the edge of the Wi-Fi would otherwise end and restart them at every flap).
+        public var handBackAfter: Double = 30
     }
 
     /// Who may address the gateway by which name (DNS rebinding) and from which pages.

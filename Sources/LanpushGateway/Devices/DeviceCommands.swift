@@ -38,7 +38,9 @@ struct DeviceCommands {
     }
 
     /// A new device with a new token (returned once: only its hash is kept).
-    func add(id: String, name: String?, notifications: NotificationRouting = .auto) -> Result<(DeviceRecord, token: String), Failure> {
+    func add(
+        id: String, name: String?, notifications: NotificationRouting = .auto, fallback: String? = nil
+    ) -> Result<(DeviceRecord, token: String), Failure> {
         guard Self.validateId(id) else {
             return .failure(.invalid(FieldError(field: "id", rule: "pattern", message: "id: use 1-64 letters, digits, '.', '-' or '_'")))
         }
@@ -47,6 +49,7 @@ struct DeviceCommands {
         let token = DeviceToken.make()
         let device = directory.add(
             id: id, name: (name?.isEmpty ?? true) ? id : name!, tokenHash: DeviceToken.hash(token), notifications: notifications)
+        device.fallback = fallback
         // Observers of every device see the new one from now on.
         for observer in sessions.observers(of: id) where observer.subscribed && !observer.follows(id) {
             observer.coalescers[id] = Coalescer.subscribe(ledger: device.ledger, resume: nil, window: 1 << 30).0
@@ -60,7 +63,10 @@ struct DeviceCommands {
         return .success((device, token))
     }
 
-    func update(id: String, name: String?, notifications: NotificationRouting?) -> Result<DeviceRecord, Failure> {
+    /// `fallback`: `.some(nil)` clears it.
+    func update(
+        id: String, name: String?, notifications: NotificationRouting?, fallback: String?? = nil
+    ) -> Result<DeviceRecord, Failure> {
         let device: DeviceRecord
         switch writable(id) {
         case .success(let d): device = d
@@ -69,6 +75,7 @@ struct DeviceCommands {
         if let refused = Self.refuseNUL(name) { return .failure(refused) }
         if let name, !name.isEmpty { device.name = name }
         if let notifications { device.notifications = notifications }
+        if let fallback { device.fallback = fallback }
         journal.recordManaged(device, createdAt: clock())
         report.announce(device)
         return .success(device)

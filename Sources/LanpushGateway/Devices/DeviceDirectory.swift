@@ -37,6 +37,7 @@ final class DeviceDirectory {
         for (index, d) in config.devices.enumerated() {
             let device = make(id: d.id, name: d.name, source: .config(index: index), tokenHash: DeviceToken.hash(d.token))
             device.notifications = d.notifications
+            device.fallback = d.fallback
             insert(device)
         }
         for row in stored?.managedDevices ?? [] {
@@ -46,6 +47,7 @@ final class DeviceDirectory {
             }
             let device = make(id: row.id, name: row.name, source: .api, tokenHash: row.tokenHash)
             device.notifications = NotificationRouting(rawValue: row.notifications) ?? .auto
+            device.fallback = row.fallback
             insert(device)
         }
         resort()
@@ -62,11 +64,12 @@ final class DeviceDirectory {
         let device = DeviceRecord(id: id, name: name, source: source, tokenHash: tokenHash, ledger: ledger)
         if let row {
             if let token = row.pushToken {
-                device.registration = .init(pushToken: token, pushURL: row.pushURL, registrationInfo: row.registrationInfo)
+                device.relay.registration = .init(pushToken: token, pushURL: row.pushURL, registrationInfo: row.registrationInfo)
                 byPushToken[token] = id
             }
-            device.liveActivityTokens = row.liveActivityTokens
-            device.pushToStartToken = row.pushToStartToken
+            device.relay.liveActivityTokens = row.liveActivityTokens
+            device.relay.pushToStartToken = row.pushToStartToken
+            device.relay.restore(row.relayState)
             device.lastSeen = row.lastSeen
             device.supportsLiveActivities = row.supportsLiveActivities
         }
@@ -169,18 +172,18 @@ final class DeviceDirectory {
         if let owner = byPushToken[registration.pushToken], owner != device.id, records[owner] != nil {
             return .failure(TokenClaimed(owner: owner))
         }
-        if let old = device.registration?.pushToken, old != registration.pushToken, byPushToken[old] == device.id {
+        if let old = device.relay.registration?.pushToken, old != registration.pushToken, byPushToken[old] == device.id {
             byPushToken.removeValue(forKey: old)
         }
-        device.registration = registration
+        device.relay.registration = registration
         byPushToken[registration.pushToken] = device.id
         return .success(())
     }
 
     /// The device lets its push_token go (`unregister`, or the admin): HA's relay bodies with it route nowhere.
     func unregister(_ device: DeviceRecord) {
-        if let token = device.registration?.pushToken, byPushToken[token] == device.id { byPushToken.removeValue(forKey: token) }
-        device.registration = nil
+        if let token = device.relay.registration?.pushToken, byPushToken[token] == device.id { byPushToken.removeValue(forKey: token) }
+        device.relay.registration = nil
     }
 
     struct TokenClaimed: Error, Equatable {

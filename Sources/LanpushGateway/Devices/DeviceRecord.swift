@@ -4,11 +4,7 @@ import LanpushCore
 /// A class so the ledger is mutated in place (a struct copy would copy-on-write every activity per update).
 /// Loop thread only.
 final class DeviceRecord {
-    struct Registration: Equatable {
-        var pushToken: String
-        var pushURL: String?
-        var registrationInfo: [String: JSONValue]
-    }
+    typealias Registration = DeviceRelayState.Registration
 
     /// Where it is defined: the config file (read-only at run time) or the API (the store).
     enum Source: Equatable {
@@ -40,21 +36,18 @@ final class DeviceRecord {
     /// keeps answering pings) would otherwise hold every update and notification back from the relay for as long as
     /// its socket lives, where nothing ever reads them.
     var receiving: [UInt64] = []
-    var registration: Registration?
-    var liveActivityTokens: [String: JSONValue] = [:]
-    var pushToStartToken: String?
+    /// Its relay path: credentials, activity tokens, what the relay carried and shows.
+    var relay = DeviceRelayState()
     /// Whether its clients can show Live Activities (`register` frame's `supports_live_activities`; `nil`: never said).
     var supportsLiveActivities: Bool?
     /// How its plain notifications travel (config `devices[].notifications`).
     var notifications: NotificationRouting = .auto
+    /// The HA notify action that reaches the person while the device is gone (`devices[].fallback`, or the devices
+    /// API): the relay path goes through it instead of a push_url.
+    var fallback: String?
     var lastSeen: Double?
     /// The newest seq any session of the device acknowledged: what reached it over the LAN.
     var deliveredSeq: UInt64 = 0
-    /// The relay body per queued notification seq (`RelayHandOver`; an activity keeps its own, `Activity.relayBody`).
-    var relayNotificationBodies = NotificationRelayBodies()
-    /// Per activity tag, the newest seq the relay answered 2xx for: what the phone has through the relay path, so a
-    /// drain never sends it again (a client that visits the LAN and acks nothing does not ack it either).
-    var relayedSeq: [String: UInt64] = [:]
     /// HA-native mode: its mobile_app registration and local push channel; `nil` when the mode is off.
     var homeAssistant: HomeAssistantDevice?
 
@@ -81,16 +74,17 @@ final class DeviceRecord {
             "queued_notifications": .number(Double(ledger.notifications.count)),
             "notifications": .string(notifications.rawValue), "source": .string(source == .api ? "api" : "config"),
         ]
+        if let fallback { o["fallback"] = .string(fallback) }
         if let lastSeen { o["last_seen"] = .number(lastSeen.rounded()) }
-        if let registration {
+        if let registration = relay.registration {
             var r: [String: JSONValue] = [
                 "push_token": .string(redacted ? Self.redact(registration.pushToken) : registration.pushToken),
             ]
             if let url = registration.pushURL { r["push_url"] = .string(redacted ? Self.redactURL(url) : url) }
             o["registration"] = .object(r)
         }
-        if !liveActivityTokens.isEmpty { o["live_activity_tokens"] = .number(Double(liveActivityTokens.count)) }
-        if pushToStartToken != nil { o["push_to_start_token"] = true }
+        if !relay.liveActivityTokens.isEmpty { o["live_activity_tokens"] = .number(Double(relay.liveActivityTokens.count)) }
+        if relay.pushToStartToken != nil { o["push_to_start_token"] = true }
         if let supportsLiveActivities { o["supports_live_activities"] = .bool(supportsLiveActivities) }
         if let homeAssistant { o["home_assistant"] = homeAssistant.json }  // HA-native mode
         return .object(o)

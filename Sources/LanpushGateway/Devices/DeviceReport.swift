@@ -18,7 +18,7 @@ struct DeviceReport {
         // Gone, it is on the relay path when it has relay credentials (its push_url, or the upstream) the relay has
         // not refused (403).
         if !device.isConnected { o["path"] = relay.isReachable(device) ? "relay" : "none" }
-        if let status = relay.status(of: device.id) { o["relay"] = status }
+        if let status = relay.status(of: device) { o["relay"] = status }
         return .object(o)
     }
 

@@ -187,7 +187,7 @@ final class HomeAssistantRegistrar {
         var o = Self.baseAppData(pushURL: settings.pushURL ?? "", pushToken: pushToken)
         if HomeAssistantVersion.hasLiveActivityWebhooks(connection.haVersion), let record = core.directory[d.id] {
             if let supports = record.supportsLiveActivities { o["supports_live_activities"] = .bool(supports) }
-            if let token = record.pushToStartToken { o["start_live_activity_token"] = .string(token) }
+            if let token = record.relay.pushToStartToken { o["start_live_activity_token"] = .string(token) }
         }
         return o
     }

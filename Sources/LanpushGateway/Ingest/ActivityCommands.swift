@@ -3,9 +3,7 @@ import LanpushCore
 /// The REST API's way to read and end activities: `GET` and `DELETE /v1/activities[/{tag}]`. Loop thread only.
 struct ActivityCommands {
     let directory: DeviceDirectory
-    let sessions: SessionRegistry
-    let journal: Journal
-    let relay: RelayHandOver
+    let publish: PublishStep
     let clock: () -> Double
 
     enum Failure: Error, Equatable {
@@ -41,11 +39,8 @@ struct ActivityCommands {
             } else {
                 changes = device.ledger.endAll(dismissal: policy, now: now)
             }
-            directory.settleHistory(of: device)
             for change in changes { ended.append((device.id, change.tag ?? "")) }
-            journal.record(changes, of: device)
-            sessions.fanOut(changes, device: device)
-            relay.ended(changes, of: device, relayIfGone: true)
+            publish.publish(changes, of: device, relay: .gatewayEnds)
         }
         if let tag, ended.isEmpty { return .failure(.noActivity(tag)) }
         return .success(ended)

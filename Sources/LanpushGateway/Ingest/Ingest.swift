@@ -55,9 +55,8 @@ final class Ingest {
     static let confirmWindow: Double = 60
 
     private let directory: DeviceDirectory
-    private let sessions: SessionRegistry
     private let relay: RelayHandOver
-    private let journal: Journal
+    private let publish: PublishStep
     private let metrics: GatewayMetrics
     private let logger: Logger
     /// Confirm ids accepted within the window, with when (the tick forgets older ones).
@@ -70,14 +69,10 @@ final class Ingest {
     /// Per `field|rule`, the warnings counted so far.
     var coercions: [String: Int] { warnings.counts }
 
-    init(
-        directory: DeviceDirectory, sessions: SessionRegistry, relay: RelayHandOver, journal: Journal,
-        metrics: GatewayMetrics, logger: Logger
-    ) {
+    init(directory: DeviceDirectory, relay: RelayHandOver, publish: PublishStep, metrics: GatewayMetrics, logger: Logger) {
         self.directory = directory
-        self.sessions = sessions
         self.relay = relay
-        self.journal = journal
+        self.publish = publish
         self.metrics = metrics
         self.logger = logger
         self.warnings = PayloadWarnings(logger: logger)
@@ -167,10 +162,7 @@ final class Ingest {
         case .notification:
             routed = routeNotification(request, to: device, webhookId: webhookId, body: body, url: url)
         case .liveUpdate, .end:
-            let changes = apply(request, to: device, webhookId: webhookId, body: body)
-            // A clear_notification that ended an activity makes an end and a clear: one request to the relay.
-            let endedSome = changes.contains { $0.kind == .end }
-            let relayed = handOver(endedSome ? changes.filter { $0.kind != .clear } : changes, of: device, request, body: body, url: url)
+            let relayed = apply(request, to: device, webhookId: webhookId, body: body, handOver: true, url: url)
             routed = Routed(lan: device.isConnected ? .delivered : .queued, relay: relayed)
         }
         if !routed.refused { warnings.note(request.accepted.warnings, device: device.id, tag: request.command.tag) }
@@ -186,14 +178,15 @@ final class Ingest {
             relay.relayNow(body.built(request), of: device, url: url)
             return Routed(lan: .none, relay: true)
         }
-        let changes = apply(request, to: device, webhookId: webhookId, body: body)
+        // Sent to both at once: relayed now, so no drain sends it again (its body is not kept).
+        let relayed = apply(request, to: device, webhookId: webhookId, body: body, handOver: way != .both, url: url)
         let lan: Routed.LAN = device.isConnected ? .delivered : .queued
         if way == .both {
             guard let url else { return Routed(lan: lan, relay: false) }
             relay.relayNow(body.built(request), of: device, url: url)
             return Routed(lan: lan, relay: true)
         }
-        return Routed(lan: lan, relay: handOver(changes, of: device, request, body: body, url: url))
+        return Routed(lan: lan, relay: relayed)
     }
 
     /// The request's relay body for `device`: the previous device's when it depends on nothing that differs (an
@@ -207,12 +200,15 @@ final class Ingest {
         return memo
     }
 
-    /// The ledger takes the command (and keeps `body` on the activity it changes, for a later drain); its changes are
-    /// journaled and fanned out to the device's sessions.
-    private func apply(_ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBodyMemo) -> [Change] {
+    /// The ledger takes the command (and keeps `body` on the activity it changes, for a later drain), and the publish
+    /// step takes its changes — handing them over to the relay path (`handOver`: LAN first, the relay while gone).
+    /// Returns whether anything went to the relay.
+    private func apply(
+        _ request: IngestRequest, to device: DeviceRecord, webhookId: String?, body: RelayBodyMemo, handOver: Bool,
+        url: String?
+    ) -> Bool {
         let dropped = device.ledger.droppedNotificationTotal
         let changes = device.ledger.apply(request.command, now: request.acceptedAt, webhookId: webhookId, relayBody: body.deferred)
-        directory.settleHistory(of: device)
         if device.ledger.droppedNotificationTotal > dropped {
             let count = device.ledger.droppedNotificationTotal - dropped
             metrics.notificationsDropped.increment(by: Int64(count))
@@ -220,25 +216,8 @@ final class Ingest {
                 "device": "\(device.id)", "dropped": "\(count)", "queue_bytes": "\(device.ledger.notificationBytes)",
             ])
         }
-        journal.record(changes, of: device)
-        sessions.fanOut(changes, device: device)
-        return changes
-    }
-
-    /// The LAN-first rule: remembers each notification's relay body (for a later drain; an activity's is kept on
-    /// it by the ledger) and, while the device is gone, relays the changes now. Returns whether anything went to the
-    /// relay.
-    private func handOver(
-        _ changes: [Change], of device: DeviceRecord, _ request: IngestRequest, body: RelayBodyMemo, url: String?
-    ) -> Bool {
-        for change in changes where !(change.isSlotChange && change.tag != nil) {
-            device.relayNotificationBodies.keep(body.deferred, for: change.seq)
-        }
-        // Those of notifications acknowledged (or dropped) since, usually one.
-        device.relayNotificationBodies.forget(before: device.ledger.notifications.first?.seq ?? device.ledger.seq + 1)
-        guard !device.isConnected, let url, !changes.isEmpty else { return false }
-        relay.relay(changes, of: device, body: body.built(request), url: url)
-        return true
+        return publish.publish(
+            changes, of: device, relay: handOver ? .request(body: body.deferred, built: { body.built(request) }, url: url) : .none)
     }
 }
 

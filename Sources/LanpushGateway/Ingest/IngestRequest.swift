@@ -18,8 +18,6 @@ struct IngestRequest {
     let accepted: AcceptedPush
     /// HA's `hass_confirm_id`: the de-duplication key (HA re-posts an unconfirmed local-push event to the push_url).
     let confirmId: String?
-    /// Newer HA's `live_activity_token` (top level), passed to the relay.
-    let liveActivityToken: String?
     let acceptedAt: Double
 
     var command: PushCommand { accepted.command }
@@ -30,8 +28,7 @@ struct IngestRequest {
         let request = try RelayPushRequest.decode(body)
         return IngestRequest(
             source: .relayBody(request, path: path, peer: peer), message: request.notification,
-            accepted: LenientPayload.accept(request.raw, now: now), confirmId: request.hassConfirmId,
-            liveActivityToken: request.liveActivityToken, acceptedAt: now)
+            accepted: LenientPayload.accept(request.raw, now: now), confirmId: request.hassConfirmId, acceptedAt: now)
     }
 
     /// `POST /v1/push`: the notify service data plus `targets` (device ids or "all"; missing = `allDevices`, asked
@@ -56,7 +53,7 @@ struct IngestRequest {
         let message = try NotifyMessage.decode(object)
         return IngestRequest(
             source: .native(targets: targets), message: message, accepted: try PayloadInterpreter.accept(message, now: now),
-            confirmId: nil, liveActivityToken: nil, acceptedAt: now)
+            confirmId: nil, acceptedAt: now)
     }
 
     /// One event of a device's HA local push channel: the notify service data HA hands its push channel
@@ -66,8 +63,7 @@ struct IngestRequest {
         let message = LenientPayload.decode(event, path: .root, warnings: &ignored)
         return IngestRequest(
             source: .homeAssistant(device: device, webhookId: webhookId), message: message,
-            accepted: LenientPayload.accept(event, now: now), confirmId: event["hass_confirm_id"]?.stringValue,
-            liveActivityToken: event["live_activity_token"]?.stringValue, acceptedAt: now)
+            accepted: LenientPayload.accept(event, now: now), confirmId: event["hass_confirm_id"]?.stringValue, acceptedAt: now)
     }
 
     /// The body for the relay path to a device (`inputs`: what it depends on of the device): HA's own request as it
@@ -92,13 +88,9 @@ struct IngestRequest {
     private static func relayBody(
         raw: [String: JSONValue]?, message: NotifyMessage, acceptedAt: Double, inputs: RelayInputs
     ) -> RelayBody {
-        let event = message.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:))
-        if let raw {
-            return RelayBody.forwarding(raw, acceptedAt: acceptedAt, liveActivityToken: inputs.liveActivityToken, event: event)
-        }
+        if let raw { return RelayBody.forwarding(raw, acceptedAt: acceptedAt) }
         return RelayBody.native(
-            message, pushToken: inputs.pushToken, registrationInfo: inputs.registrationInfo, acceptedAt: acceptedAt,
-            liveActivityToken: inputs.liveActivityToken, event: event)
+            message, pushToken: inputs.pushToken, registrationInfo: inputs.registrationInfo, acceptedAt: acceptedAt)
     }
 
     /// Everything of a device a request's relay body depends on. One update to many devices that have no relay
@@ -106,15 +98,12 @@ struct IngestRequest {
     struct RelayInputs: Equatable, Sendable {
         var pushToken: String?
         var registrationInfo: [String: JSONValue]?
-        var liveActivityToken: String?
 
         /// `request` borrowed: an initializer takes its arguments owned, and the copy that made (every string and
         /// dictionary of the request retained, then released) was ~2.5 % of a fan-out's time, once per device.
         init(_ request: borrowing IngestRequest, _ device: DeviceRecord) {
-            pushToken = device.registration?.pushToken
-            registrationInfo = device.registration?.registrationInfo
-            liveActivityToken = request.liveActivityToken
-                ?? request.command.tag.flatMap { device.liveActivityTokens[$0]?["token"]?.stringValue }
+            pushToken = device.relay.registration?.pushToken
+            registrationInfo = device.relay.registration?.registrationInfo
         }
     }
 }

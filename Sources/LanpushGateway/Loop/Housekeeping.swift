@@ -10,6 +10,7 @@ struct Housekeeping {
     let sessions: SessionRegistry
     let journal: Journal
     let relay: RelayHandOver
+    let publish: PublishStep
     let ingest: Ingest
     let metrics: GatewayMetrics
     let clock: () -> Double
@@ -41,12 +42,10 @@ struct Housekeeping {
         }
         for device in directory.sorted {
             device.ledger.releaseQuietHistoryRoom()
+            relay.handBack(device, now: now)
             guard let deadline = device.ledger.nextDeadline, deadline <= now else { continue }
             let changes = device.ledger.advance(to: now)
-            directory.settleHistory(of: device)
-            journal.record(changes, of: device)
-            sessions.fanOut(changes, device: device)
-            relay.ended(changes, of: device, relayIfGone: false)
+            publish.publish(changes, of: device, relay: .gatewayEnds)
             // Dismissed activities leave the ledger and the store (a missing activity reads as dismissed to every
             // coalescer) — but not while the device's LAN sessions have yet to acknowledge an end: if they go away
             // first, the drain still owes it to the relay. Nor while a session has yet to be sent one: this tick
@@ -55,7 +54,7 @@ struct Housekeeping {
             guard !device.ledger.activities.values.contains(where: { relay.owesEnd(of: $0, on: device) }) else { continue }
             let removed = device.ledger.pruneDismissed { sessions.oweEnd(of: $0, on: device) }
             journal.recordRemovedActivities(of: device, tags: removed)
-            for tag in removed { device.relayedSeq.removeValue(forKey: tag) }
+            for tag in removed { device.relay.relayedSeq.removeValue(forKey: tag) }
         }
         metrics.resumeHistoryBytes.record(directory.historyBytes)
         relay.pump()

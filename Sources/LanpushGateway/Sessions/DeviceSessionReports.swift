@@ -66,12 +66,12 @@ extension SessionProtocol {
         }
         var entry: [String: JSONValue] = ["token": .string(token)]
         if let expiresAt { entry["expires_at"] = .number(expiresAt) }
-        if device.liveActivityTokens[tag] == nil, device.liveActivityTokens.count >= Self.maxActivityTokens,
-           let first = device.liveActivityTokens.min(by: { expiry($0.value) < expiry($1.value) })?.key
+        if device.relay.liveActivityTokens[tag] == nil, device.relay.liveActivityTokens.count >= Self.maxActivityTokens,
+           let first = device.relay.liveActivityTokens.min(by: { expiry($0.value) < expiry($1.value) })?.key
         {
-            device.liveActivityTokens.removeValue(forKey: first)
+            device.relay.liveActivityTokens.removeValue(forKey: first)
         }
-        device.liveActivityTokens[tag] = .object(entry)
+        device.relay.liveActivityTokens[tag] = .object(entry)
         journal.record(device: device)
         events.reported(device, .liveActivityToken(tag: tag, token: token, expiresAt: expiresAt))
     }
@@ -82,8 +82,8 @@ extension SessionProtocol {
         guard let id = session.deviceId, let device = directory[id] else {
             return protocolError(session, ClientFrame.Refusal("only devices report a push-to-start token"))
         }
-        let changed = device.pushToStartToken != token
-        device.pushToStartToken = token
+        let changed = device.relay.pushToStartToken != token
+        device.relay.pushToStartToken = token
         journal.record(device: device)
         if changed { events.reported(device, .pushToStartToken) }
     }
@@ -93,9 +93,7 @@ extension SessionProtocol {
             return protocolError(session, ClientFrame.Refusal("only devices dismiss"))
         }
         if let change = device.ledger.dismissedByUser(tag: tag, now: clock()) {
-            directory.settleHistory(of: device)
-            journal.record([change], of: device)
-            sessions.fanOut([change], device: device)
+            publish.publish([change], of: device, relay: .none)
         }
         // The user dismissed it on this client: HA drops what it keeps for the activity (its token).
         events.reported(device, .dismissed(tag: tag))

@@ -23,15 +23,17 @@ final class SessionProtocol {
     let clock: () -> Double
     /// Where a client may point its `push_url`.
     let pushURLs: PushURLPolicy
+    let publish: PublishStep
 
     init(
         config: GatewayConfig, directory: DeviceDirectory, sessions: SessionRegistry, journal: Journal,
         relay: RelayHandOver, report: DeviceReport, publishers: PublisherIngest, throttle: AuthThrottle, events: DeviceEvents,
-        pushURLs: PushURLPolicy, metrics: GatewayMetrics, logger: Logger,
+        pushURLs: PushURLPolicy, publish: PublishStep, metrics: GatewayMetrics, logger: Logger,
         clock: @escaping () -> Double
     ) {
         self.config = config
         self.pushURLs = pushURLs
+        self.publish = publish
         self.access = AccessControl(config: config)
         self.throttle = throttle
         self.directory = directory

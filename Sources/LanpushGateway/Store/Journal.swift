@@ -103,7 +103,7 @@ final class Journal {
         guard isEnabled, device.source == .api else { return }
         pending.append(.managedDevice(ManagedDeviceRow(
             id: device.id, name: device.name, tokenHash: device.tokenHash, notifications: device.notifications.rawValue,
-            createdAt: createdAt)))
+            createdAt: createdAt, fallback: device.fallback)))
     }
 
     func recordRemoved(device id: String) {
@@ -172,9 +172,9 @@ final class Journal {
 extension DeviceRecord {
     var row: DeviceRow {
         DeviceRow(
-            id: id, epoch: ledger.epoch, seq: ledger.seq, pushToken: registration?.pushToken,
-            pushURL: registration?.pushURL, registrationInfo: registration?.registrationInfo ?? [:],
-            liveActivityTokens: liveActivityTokens, pushToStartToken: pushToStartToken, lastSeen: lastSeen,
-            supportsLiveActivities: supportsLiveActivities)
+            id: id, epoch: ledger.epoch, seq: ledger.seq, pushToken: relay.registration?.pushToken,
+            pushURL: relay.registration?.pushURL, registrationInfo: relay.registration?.registrationInfo ?? [:],
+            liveActivityTokens: relay.liveActivityTokens, pushToStartToken: relay.pushToStartToken, lastSeen: lastSeen,
+            supportsLiveActivities: supportsLiveActivities, relayState: relay.stored)
     }
 }
