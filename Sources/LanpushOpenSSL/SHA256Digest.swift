@@ -2,7 +2,7 @@ import COpenSSL
 
 /// SHA-256, from the libcrypto that libwebsockets links: the daemon carries one TLS library.
 public enum SHA256Digest {
-    public static let byteCount = Int(LANPUSH_SHA256_LENGTH)
+    public static var byteCount: Int { Int(LANPUSH_SHA256_LENGTH) }
 
     public static func of(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: byteCount) { digest, count in
