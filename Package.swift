@@ -23,9 +23,11 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
-        // SHA-256 of device tokens (stored hashed) and of the TLS certificate (its fingerprint).
+        // LanpushClient's SHA-256 (the pinned certificate's fingerprint), on Apple platforms too; lanpushd hashes
+        // with the OpenSSL that libwebsockets links (LanpushOpenSSL), so it never builds BoringSSL.
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"6.0.0"),
-        // The self-signed certificate made at first start when TLS is on without one.
+        // Tests only: the client's pinning tests make certificates with them, and lanpushd's are read back with an
+        // X.509 implementation other than the OpenSSL that made them.
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.1.0"),
         // lanpush-bench only (latency histograms).
@@ -39,7 +41,7 @@ let package = Package(
         // Pure domain core: Foundation at most, no C, no I/O, clock injected.
         .target(name: "LanpushCore"),
 
-        // The two system libraries, each seen only by its thin adapter module.
+        // The system libraries, each seen only by its thin adapter module.
         .systemLibrary(
             name: "CLibWebSockets",
             pkgConfig: "libwebsockets",
@@ -65,6 +67,10 @@ let package = Package(
             name: "LanpushAvahi",
             dependencies: ["CAvahiClient"]
         ),
+        // SHA-256 and the self-signed certificate from libcrypto, which lanpushd loads anyway (libwebsockets' TLS
+        // library): one TLS library in the daemon. A C shim (Sources/COpenSSL) so that Swift sees no OpenSSL header.
+        .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "LanpushOpenSSL", dependencies: ["COpenSSL"]),
 
         // Durable state: SQLite through GRDB (WAL), committed on the lws loop or by a group-commit thread (bursts, synchronous = full).
         .target(
@@ -110,12 +116,10 @@ let package = Package(
                 "LanpushStore",
                 "LanpushHTTPClient",
                 "LanpushPlatform",
+                "LanpushOpenSSL",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             // The live preview and the wall view (HTML, CSS, the committed JS bundles): byte arrays in the binary.
             resources: [.embedInCode("Preview/Assets")]
@@ -182,6 +186,16 @@ let package = Package(
         ),
         .testTarget(name: "LanpushAvahiTests", dependencies: ["LanpushAvahi"]),
         .testTarget(name: "LanpushLWSTests", dependencies: ["LanpushLWS"]),
+        // SHA-256 against FIPS 180-2's vectors; certificates read back by swift-certificates, another X.509 implementation.
+        .testTarget(
+            name: "LanpushOpenSSLTests",
+            dependencies: [
+                "LanpushOpenSSL",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "LanpushPlatformTests", dependencies: ["LanpushPlatform"]),
         // Against the real lanpushd (built as a product) and the protocol vectors; a local TLS proxy for pinning.
         .testTarget(

@@ -32,13 +32,29 @@ import Testing
         let hex = fp.split(separator: "=").last.map { $0.replacingOccurrences(of: ":", with: "").lowercased() }
         #expect(hex?.trimmingCharacters(in: .whitespacesAndNewlines) == first.fingerprint)
         let text = try openssl(["x509", "-in", first.certificatePath, "-noout", "-text"])
-        #expect(text.contains("DNS:gateway") && text.contains("DNS:localhost") && text.contains("TLS Web Server Authentication"))
-        let end = try openssl(["x509", "-in", first.certificatePath, "-noout", "-enddate"])
-        #expect(end.contains("2037"))  // ten years after January 2027
+        #expect(text.contains("DNS:gateway, DNS:localhost") && text.contains("TLS Web Server Authentication"))
+        #expect(text.contains("ASN1 OID: prime256v1") && text.contains("Signature Algorithm: ecdsa-with-SHA256"))
+        let named = try openssl(["x509", "-in", first.certificatePath, "-noout", "-subject", "-issuer", "-startdate", "-enddate"])
+        // An hour before 2027-01-15 08:00 UTC, and ten years of 365.25 days after it.
+        #expect(named == """
+            subject=CN = lanpush on gateway
+            issuer=CN = lanpush on gateway
+            notBefore=Jan 15 07:00:00 2027 GMT
+            notAfter=Jan 14 20:00:00 2037 GMT
+
+            """)
         // The key matches the certificate.
         let certKey = try openssl(["x509", "-in", first.certificatePath, "-noout", "-pubkey"])
         let keyPub = try openssl(["pkey", "-in", first.keyPath, "-pubout"])
         #expect(!certKey.isEmpty && certKey == keyPub)
+    }
+
+    @Test func onLocalhostTheCertificateNamesOnlyLocalhost() throws {
+        let made = try TLSIdentity.selfSigned(hostName: "localhost", now: Date())
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try made.certificate.write(toFile: dir + "/cert.pem", atomically: true, encoding: .utf8)
+        let names = try openssl(["x509", "-in", dir + "/cert.pem", "-noout", "-ext", "subjectAltName"])
+        #expect(names.split(separator: "\n").last?.trimmingCharacters(in: .whitespaces) == "DNS:localhost")
     }
 
     @Test func aGivenCertificateIsUsedAsItIsAndAMissingOneNamesTheKey() throws {

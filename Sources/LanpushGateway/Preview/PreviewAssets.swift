@@ -1,4 +1,4 @@
-import Crypto
+import LanpushOpenSSL
 
 /// A file lanpushd serves from its own binary.
 package struct PageAsset: Sendable, Equatable {
@@ -13,10 +13,7 @@ package struct PageAsset: Sendable, Equatable {
         self.contentType = contentType
         self.body = body
         self.encoding = encoding
-        self.etag = "\"" + SHA256.hash(data: body).prefix(12).map { b in
-            let hex = Array("0123456789abcdef")
-            return String([hex[Int(b >> 4)], hex[Int(b & 15)]])
-        }.joined() + "\""
+        self.etag = "\"" + SHA256Digest.of(body).prefix(12).lowercaseHex + "\""
     }
 
     /// What every page and its files are served with: a page that handles the admin token runs only the gateway's

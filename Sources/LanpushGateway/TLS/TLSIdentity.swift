@@ -1,7 +1,5 @@
-import Crypto
 import Foundation
-import SwiftASN1
-import X509
+import LanpushOpenSSL
 
 /// The certificate lanpushd serves `wss://` and `https://` with, and its fingerprint — the hex SHA-256 of its DER,
 /// which the mDNS TXT record and pairing URLs carry so a client can pin it on first use (a self-signed certificate
@@ -36,24 +34,15 @@ struct TLSIdentity: Sendable, Equatable {
         return TLSIdentity(certificatePath: certPath, keyPath: keyPath, fingerprint: try fingerprint(ofPEMFile: certPath, key: "tls"))
     }
 
-    /// A P-256 key and a self-signed certificate for it, named after this host (and `localhost`).
+    /// A P-256 key and a self-signed certificate for it, named after this host (and `localhost`), valid from an hour
+    /// ago (a client whose clock runs a little behind still takes it) for ``lifetime``.
     static func selfSigned(hostName: String, now: Date) throws -> (certificate: String, key: String) {
-        let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName { CommonName("lanpush on \(hostName)") }
-        var names: [GeneralName] = [.dnsName("localhost")]
-        if !hostName.isEmpty, hostName != "localhost" { names.insert(.dnsName(hostName), at: 0) }
-        let certificate = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(lifetime),
-            issuer: name, subject: name,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                KeyUsage(digitalSignature: true)
-                try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames(names)
-            },
-            issuerPrivateKey: .init(key))
-        return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
+        var names = ["localhost"]
+        if !hostName.isEmpty, hostName != "localhost" { names.insert(hostName, at: 0) }
+        let start = Int64(now.timeIntervalSince1970.rounded(.down))
+        let made = try SelfSignedCertificate(
+            commonName: "lanpush on \(hostName)", dnsNames: names, notBefore: start - 3600, notAfter: start + Int64(lifetime))
+        return (made.certificatePEM, made.privateKeyPEM)
     }
 
     static func fingerprint(ofPEMFile path: String, key: String) throws -> String {
@@ -64,9 +53,7 @@ struct TLSIdentity: Sendable, Equatable {
             throw ConfigError(key: key, message: "cannot read \(path): \(error.localizedDescription)")
         }
         do {
-            var serializer = DER.Serializer()
-            try serializer.serialize(try Certificate(pemEncoded: text))
-            return SHA256.hash(data: Data(serializer.serializedBytes)).lowercaseHex
+            return try CertificateFingerprint.sha256(ofPEM: text).lowercaseHex
         } catch {
             throw ConfigError(key: key, message: "\(path) is not a PEM certificate: \(error)")
         }
