@@ -107,7 +107,16 @@ public final class Gateway: @unchecked Sendable {
         core.loopThread = server.loopThread
         let relayClient = RelayClient(
             timeout: c.relay.timeout, gatewayId: gatewayId, reachable: [c.relay.upstream] + c.relay.allowedPushURLs)
-        let relay = LoopRelayTransport(client: relayClient, inbox: inbox)
+        // A device's `fallback` goes through HA's notify actions: they need HA's REST API.
+        let actions = HomeAssistantSettings.restAccess(c, environment: ProcessInfo.processInfo.environment).map {
+            HomeAssistantActions(restBase: $0.restBase, token: $0.token, timeout: c.relay.timeout)
+        }
+        core.relay.actionsAvailable = actions != nil
+        for d in c.devices where d.fallback != nil && actions == nil {
+            logger.warning("devices[].fallback needs Home Assistant's REST API (home_assistant.url and token): not used",
+                metadata: ["device": "\(d.id)"])
+        }
+        let relay = LoopRelayTransport(client: relayClient, actions: actions, inbox: inbox)
         core.relay.transport = relay
         relayTransport = relay
 

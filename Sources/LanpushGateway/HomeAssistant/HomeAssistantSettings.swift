@@ -45,13 +45,31 @@ struct HomeAssistantSettings: Equatable, Sendable {
     /// The HA `device_id` of a lanpush device: stable, so HA's config entry unique id is too.
     static func haDeviceId(_ id: String) -> String { "lanpush-\(id)" }
 
+    /// HA's REST API as the config reaches it — whether or not HA-native mode is on (`enabled: false` with a `url`
+    /// and `token` still lets a device fall back through HA's notify actions): the API's base and the token, or
+    /// `nil` when neither a `url` nor the add-on's Supervisor gives one.
+    static func restAccess(_ config: GatewayConfig, environment: [String: String]) -> (restBase: String, token: String)? {
+        let ha = config.homeAssistant
+        guard ha.url != nil || ha.enabled == true else { return nil }
+        let base = normalizedBase(ha.url ?? supervisorURL)
+        var token = ha.token
+        if token == nil, base.lowercased() == supervisorURL, let t = environment["SUPERVISOR_TOKEN"], !t.isEmpty { token = t }
+        return token.map { (base + "/api", $0) }
+    }
+
+    /// `http://host:8123` with no trailing `/` and no `/api`.
+    static func normalizedBase(_ url: String) -> String {
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        if base.hasSuffix("/api") { base.removeLast(4) }
+        return base
+    }
+
     static func resolve(_ config: GatewayConfig, port: Int, environment: [String: String]) -> HomeAssistantSettings? {
         let ha = config.homeAssistant
         let enabled = ha.enabled ?? (ha.url != nil)
         guard enabled else { return nil }
-        var base = ha.url ?? supervisorURL
-        while base.hasSuffix("/") { base.removeLast() }
-        if base.hasSuffix("/api") { base.removeLast(4) }
+        let base = normalizedBase(ha.url ?? supervisorURL)
         let isSupervisor = base.lowercased() == supervisorURL
         let restBase = base + "/api"
         let websocketURL: String
