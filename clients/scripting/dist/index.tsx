@@ -440,6 +440,7 @@ var LanpushClient = class {
     this.wantSnapshot = false;
     this.outgoing = [];
     this.deviceIdValue = null;
+    this.grantedKeepalive = null;
     this.options = options;
     this.backoff = new Backoff(options.backoff, options.random);
     this.timers = options.timers ?? globalTimers();
@@ -459,6 +460,13 @@ var LanpushClient = class {
   /** The device this client is (from `auth_ok`), once known. */
   get deviceId() {
     return this.deviceIdValue;
+  }
+  /**
+   * Seconds between the gateway's pings on the current session (`auth_ok`'s `keepalive`); null before the first
+   * authentication, or from a gateway that does not say (it then pings every `session.ping_interval`, 10 s).
+   */
+  get keepalive() {
+    return this.grantedKeepalive;
   }
   /** Observers: every watched device's state. */
   get devices() {
@@ -661,6 +669,8 @@ var LanpushClient = class {
     switch (frame.type) {
       case "auth_required": {
         const auth = { type: "auth", token: this.options.token, version: PREFERRED_PROTOCOL };
+        if (this.options.keepalive !== void 0)
+          auth.keepalive = Math.round(this.options.keepalive);
         if (this.isObserver) {
           auth.role = "observer";
           if (this.options.device !== void 0)
@@ -670,6 +680,7 @@ var LanpushClient = class {
         return;
       }
       case "auth_ok":
+        this.grantedKeepalive = typeof frame.keepalive === "number" && frame.keepalive > 0 ? frame.keepalive : null;
         return this.authenticated(conn, frame.device_id);
       case "auth_invalid":
         conn.authInvalid = frame.message ?? "auth invalid";
@@ -777,9 +788,13 @@ var LanpushClient = class {
       this.outgoing.shift();
   }
   // MARK: Keepalive
-  /** Any frame proves the link; after a quiet interval a `ping` must be answered or the session is dropped. */
+  /**
+   * Any frame proves the link; after a quiet interval a `ping` must be answered or the session is dropped. The
+   * gateway's own pings (WebSocket control frames, which scripts never see) find a vanished client; this one finds a
+   * vanished gateway — a restarting one closes its sessions — so it pings at most half as often as the gateway does.
+   */
   armKeepalive(conn) {
-    const interval = this.options.keepaliveInterval ?? 3e4;
+    const interval = this.options.keepaliveInterval ?? Math.max(3e4, 2e3 * (this.grantedKeepalive ?? 0));
     if (interval <= 0 || conn.closed)
       return;
     this.timers.clearTimeout(conn.keepaliveTimer);
