@@ -109,6 +109,7 @@ let package = Package(
                 "LanpushAvahi",
                 "LanpushStore",
                 "LanpushHTTPClient",
+                "LanpushPlatform",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Yams", package: "Yams"),

@@ -8,7 +8,8 @@ import CAvahiClient
 /// - avahi-daemon restart: the client enters `AVAHI_CLIENT_FAILURE` (`AVAHI_ERR_DISCONNECTED`); the publisher
 ///   frees the client (and its entry group) and creates a new one, which re-publishes by itself.
 /// - No D-Bus system bus at all: `avahi_client_new` fails even with `NO_FAIL`; the publisher retries on a
-///   timer (`retryInterval`, default 5 s) and logs one warning per outage, not one per retry.
+///   timer, backing off from `retryInterval` (default 5 s) to `maxRetryInterval` (default 4 min), and logs one
+///   warning per outage (another only if the reason changes) and one line when the bus is back, not one per retry.
 /// - Service name collision (`AVAHI_ENTRY_GROUP_COLLISION`, or `AVAHI_ERR_COLLISION` from a local
 ///   registration): takes `avahi_alternative_service_name` ("name" → "name #2" → ...) and logs it.
 ///   A host name collision (`AVAHI_CLIENT_S_COLLISION`) is the daemon's business: the entry group is reset
@@ -33,6 +34,7 @@ public final class ServicePublisher: @unchecked Sendable {
     public let port: UInt16
     public let txt: [(String, String)]
     public let retryInterval: Double
+    public let maxRetryInterval: Double
 
     private let log: @Sendable (LogLevel, String) -> Void
 
@@ -46,7 +48,10 @@ public final class ServicePublisher: @unchecked Sendable {
     private var group: OpaquePointer?  // AvahiEntryGroup*
     private var retryTimer: OpaquePointer?  // AvahiTimeout*
     private var workingName: String
-    private var busOutageLogged = false
+    private var busReport = BusOutageReport()
+    private var busBackoff: RetryBackoff
+    // Failures Avahi reports once the bus is reachable (entry group, registration); reset when the service is up.
+    private var publishBackoff: RetryBackoff
     private var daemonOutageLogged = false
 
     // Guarded by `statusLock` (a leaf lock: nothing else is taken while holding it).
@@ -59,7 +64,9 @@ public final class ServicePublisher: @unchecked Sendable {
     ///   - type: the DNS-SD service type.
     ///   - port: the TCP port the service listens on.
     ///   - txt: TXT record entries `key=value`, published in this order.
-    ///   - retryInterval: seconds between attempts while D-Bus is unreachable or after a failure.
+    ///   - retryInterval: seconds before the first retry while D-Bus is unreachable or after a failure; each
+    ///     further failure doubles the wait.
+    ///   - maxRetryInterval: the longest wait between two attempts.
     ///   - log: receives diagnostics; see the threading notes on the type.
     public init(
         name: String,
@@ -67,6 +74,7 @@ public final class ServicePublisher: @unchecked Sendable {
         port: UInt16,
         txt: [(String, String)],
         retryInterval: Double = 5,
+        maxRetryInterval: Double = 240,
         log: @escaping @Sendable (LogLevel, String) -> Void
     ) {
         let label = truncatedToDNSLabel(name)
@@ -75,6 +83,9 @@ public final class ServicePublisher: @unchecked Sendable {
         self.port = port
         self.txt = txt
         self.retryInterval = max(0.05, retryInterval)
+        self.maxRetryInterval = max(self.retryInterval, maxRetryInterval)
+        busBackoff = RetryBackoff(initial: self.retryInterval, maximum: self.maxRetryInterval)
+        publishBackoff = busBackoff
         self.log = log
         self.workingName = label
         self._name = label
@@ -111,7 +122,9 @@ public final class ServicePublisher: @unchecked Sendable {
         poll = newPoll
         retained = Unmanaged.passRetained(self)
         workingName = requestedName
-        busOutageLogged = false
+        busReport = BusOutageReport()
+        busBackoff.reset()
+        publishBackoff.reset()
         daemonOutageLogged = false
         setStatus(.waitingForDaemon, name: requestedName)
 
@@ -195,22 +208,21 @@ public final class ServicePublisher: @unchecked Sendable {
             // avahi_client_new freed the half-made client and anything a callback created on it.
             group = nil
             setStatus(.waitingForBus)
-            if !busOutageLogged {
-                busOutageLogged = true
+            let delay = busBackoff.delayAfterFailure()
+            if busReport.failed(error: error) {
                 log(
                     .warning,
                     "mDNS: cannot reach the D-Bus system bus at \(String(cString: lp_dbus_system_bus_address())) "
-                        + "(avahi: \(avahiErrorText(error))); \(type) is not published "
-                        + "— serving without discovery, retrying every \(formatSeconds(retryInterval))")
-            } else {
-                log(.debug, "mDNS: D-Bus still unreachable (\(avahiErrorText(error)))")
+                        + "(avahi: \(avahiErrorText(error))); \(type) is not published — serving without discovery, "
+                        + "retrying in \(formatSeconds(delay)), then less often, up to every "
+                        + "\(formatSeconds(maxRetryInterval))")
             }
-            scheduleRetry(after: retryInterval)
+            scheduleRetry(after: delay)
             return
         }
         client = newClient
-        if busOutageLogged {
-            busOutageLogged = false
+        busBackoff.reset()
+        if busReport.reached() {
             log(.info, "mDNS: D-Bus system bus reachable again")
         }
     }
@@ -320,6 +332,7 @@ public final class ServicePublisher: @unchecked Sendable {
     private func groupStateChanged(_ g: OpaquePointer, _ groupState: AvahiEntryGroupState) {
         switch groupState {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
+            publishBackoff.reset()
             setStatus(.established, name: workingName)
             log(.info, "mDNS: published '\(workingName)' (\(type)) on port \(port)")
 
@@ -361,10 +374,9 @@ public final class ServicePublisher: @unchecked Sendable {
         if permanent {
             log(.error, "mDNS: Avahi refused \(doing): \(avahiErrorText(error)); \(type) will not be published")
         } else {
-            log(
-                .error,
-                "mDNS: Avahi failed \(doing): \(avahiErrorText(error)); retrying in \(formatSeconds(retryInterval))")
-            scheduleRetry(after: retryInterval)
+            let delay = publishBackoff.delayAfterFailure()
+            log(.error, "mDNS: Avahi failed \(doing): \(avahiErrorText(error)); retrying in \(formatSeconds(delay))")
+            scheduleRetry(after: delay)
         }
     }
 

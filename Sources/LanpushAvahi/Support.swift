@@ -115,7 +115,9 @@ func avahiErrorIsPermanent(_ error: Int32) -> Bool {
     }
 }
 
+/// "5 s", "0.5 s", "4 min" (whole minutes only; "90 s" stays in seconds).
 func formatSeconds(_ seconds: Double) -> String {
+    if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
     if seconds == seconds.rounded() { return "\(Int(seconds)) s" }
     return "\(seconds) s"
 }

@@ -65,9 +65,10 @@ public final class Gateway: @unchecked Sendable {
             commits = nil
         }
         let persist = commits?.persist(inbox: inbox)
+        let gatewayId = (try? options.stateDirectory.value(named: "gateway_id") { UUID().uuidString.lowercased() }.0) ?? "unknown"
         core = GatewayCore(
             config: options.config, clock: { Date().timeIntervalSince1970 }, logger: logger, stored: stored, persist: persist,
-            renderMetrics: renderMetrics, page: PreviewAssets.asset(for:))
+            renderMetrics: renderMetrics, page: PreviewAssets.asset(for:), gatewayId: gatewayId)
         commits?.metrics = core.metrics
         let loop = LoopDelegate(core: core, inbox: inbox)
         self.loop = loop
@@ -84,6 +85,8 @@ public final class Gateway: @unchecked Sendable {
         lwsOptions.receiveBuffers = [PublisherStream.subprotocol: PublisherStream.receiveBuffer]
         lwsOptions.headerTimeout = c.limits.headerTimeout
         lwsOptions.pendingPerAddress = c.limits.pendingPerAddress
+        lwsOptions.connectionsPerAddress = c.limits.connectionsPerAddress
+        lwsOptions.extraHeaderNames = [RelayClient.hopHeader]
         // The only outgoing WebSocket is HA-native mode's: OpenSSL is initialised for it only when it is wss://.
         lwsOptions.tlsClients = HomeAssistantSettings.resolve(
             c, port: c.listenPort, environment: ProcessInfo.processInfo.environment)?.websocketURL.hasPrefix("wss://") ?? false
@@ -102,7 +105,9 @@ public final class Gateway: @unchecked Sendable {
         inbox.attach(server)
         core.port = server.port
         core.loopThread = server.loopThread
-        let relay = LoopRelayTransport(client: RelayClient(timeout: options.config.relay.timeout), inbox: inbox)
+        let relayClient = RelayClient(
+            timeout: c.relay.timeout, gatewayId: gatewayId, reachable: [c.relay.upstream] + c.relay.allowedPushURLs)
+        let relay = LoopRelayTransport(client: relayClient, inbox: inbox)
         core.relay.transport = relay
         relayTransport = relay
 
@@ -158,7 +163,7 @@ public final class Gateway: @unchecked Sendable {
             logger.info("mDNS advertising is off")
             return
         }
-        let gatewayId = (try? options.stateDirectory.value(named: "gateway_id") { UUID().uuidString.lowercased() }.0) ?? "unknown"
+        let gatewayId = core.gatewayId
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "lanpush"
         let logger = self.logger
         // `proto` names the version every client speaks; a newer one is chosen in the handshake itself.
@@ -172,7 +177,8 @@ public final class Gateway: @unchecked Sendable {
                 switch level {
                 case .warning: logger.warning("\(message)")
                 case .error: logger.error("\(message)")
-                default: logger.info("\(message)")
+                case .debug: logger.debug("\(message)")
+                case .info: logger.info("\(message)")
                 }
             })
         publisher.start()

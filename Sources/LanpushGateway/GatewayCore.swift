@@ -37,8 +37,13 @@ package final class GatewayCore {
     let housekeeping: Housekeeping
     let ingestEndpoints: IngestEndpoints
     let throttle: AuthThrottle
-    let pairings = Pairings()
+    let pairings: Pairings
     let router: Router
+    /// This machine's addresses and names (pairing URLs, allowed `Host` names, push_urls that would loop).
+    let localHost: LocalHost
+    /// This gateway's stable id (the state folder's `gateway_id`): its mDNS `id`, and the mark on the relay requests
+    /// it sends.
+    let gatewayId: String
     /// The port clients reach the gateway on (the bound one: the config may say 0). Set once the server listens.
     package var port: Int
     /// The SHA-256 of the TLS certificate's DER, when TLS is on (pairing URLs carry it, clients pin it).
@@ -52,9 +57,14 @@ package final class GatewayCore {
     package init(
         config: GatewayConfig, clock: @escaping () -> Double, logger: Logger, stored: StoredState? = nil,
         persist: (([StoreOp], ((Bool) -> Void)?) -> Void)? = nil, renderMetrics: @escaping () -> String = { "" },
-        page: @escaping (String) -> PageAsset? = PreviewAssets.asset(for:)
+        page: @escaping (String) -> PageAsset? = PreviewAssets.asset(for:), localHost: LocalHost = LocalHost(),
+        gatewayId: String = "lanpush"
     ) {
         let metrics = GatewayMetrics()
+        self.localHost = localHost
+        self.gatewayId = gatewayId
+        weak var weakSelf: GatewayCore?
+        let local = { localHost.current(now: clock()) }
         self.config = config
         self.port = config.listenPort
         self.clock = clock
@@ -82,30 +92,36 @@ package final class GatewayCore {
         self.ingest = ingest
         activityCommands = ActivityCommands(directory: directory, sessions: sessions, journal: journal, relay: relay, clock: clock)
         let throttle = AuthThrottle(
-            limit: config.limits.authFailures, window: config.limits.authWindow, globalLimit: config.limits.pairingFailures,
-            metrics: metrics, logger: logger)
+            limit: config.limits.authFailures, window: config.limits.authWindow, metrics: metrics, logger: logger)
         self.throttle = throttle
+        let pairings = Pairings(attempts: config.limits.pairingAttempts)
+        self.pairings = pairings
+        // The configured upstream is the admin's choice too: a push_url on it is where unknown tokens would go anyway.
+        let pushURLs = PushURLPolicy(
+            allowed: config.relay.allowedPushURLs + [config.relay.upstream], localAddresses: { local().addresses },
+            localNames: { local().names },
+            port: { weakSelf?.port ?? config.listenPort })
         let publishers = PublisherIngest(
             ingest: ingest, journal: journal, sessions: sessions, metrics: metrics, logger: logger, clock: clock,
             allDevices: { directory.sorted.map(\.id) })
         sessionProtocol = SessionProtocol(
             config: config, directory: directory, sessions: sessions, journal: journal, relay: relay, report: report,
-            publishers: publishers, throttle: throttle, events: events, metrics: metrics, logger: logger, clock: clock)
+            publishers: publishers, throttle: throttle, events: events, pushURLs: pushURLs, metrics: metrics, logger: logger,
+            clock: clock)
         housekeeping = Housekeeping(
             config: config.session, directory: directory, sessions: sessions, journal: journal, relay: relay, ingest: ingest,
             metrics: metrics, clock: clock)
         ingestEndpoints = IngestEndpoints(
-            ingest: ingest, relay: relay, quota: config.relay.quota, metrics: metrics, clock: clock,
+            ingest: ingest, relay: relay, directory: directory, quota: config.relay.quota, metrics: metrics, clock: clock,
             allDevices: { directory.sorted.map(\.id) })
         let commands = DeviceCommands(
             directory: directory, sessions: sessions, journal: journal, relay: relay, report: report, events: events,
             metrics: metrics, logger: logger, clock: clock, window: config.session.window)
-        weak var weakSelf: GatewayCore?
         let devices = DeviceEndpoints(
-            commands: commands, pairings: pairings, throttle: throttle, metrics: metrics, clock: clock,
+            commands: commands, pairings: pairings, throttle: throttle, metrics: metrics, logger: logger, clock: clock,
             addresses: { host in
                 guard let me = weakSelf else { return [] }
-                return PairingAddresses.list(listenHost: config.listenHost, port: me.port, requestHost: host)
+                return PairingAddresses.list(listenHost: config.listenHost, port: me.port, requestHost: host, local: local())
             },
             fingerprint: { weakSelf?.tlsFingerprint })
         router = Router(
@@ -116,7 +132,8 @@ package final class GatewayCore {
             renderMetrics: {
                 counters.flush(into: metrics)
                 return renderMetrics()
-            }, page: page)
+            }, page: page, hosts: HostAllowList(configured: config.http.allowedHosts, localNames: { local().names }),
+            gatewayId: gatewayId)
         weakSelf = self
         for id in directory.shadowed {
             logger.warning("device '\(id)' is defined in the config file and was also added at run time: the config file's definition is used")
@@ -137,6 +154,20 @@ package final class GatewayCore {
     package func openSession(id: UInt64, transport: SessionTransport) {
         assertOnLoop()
         sessionProtocol.opened(id: id, transport: transport)
+    }
+
+    /// Why a WebSocket handshake is refused (a `Host` that names no address of this gateway, an `Origin` of a page on
+    /// another site), or `nil`.
+    package func upgradeRefusal(_ request: HTTPRequest) -> HTTPRejection? {
+        assertOnLoop()
+        guard let refused = router.hosts.webSocketRefusal(host: request.header("host"), origin: request.header("origin")) else {
+            return nil
+        }
+        metrics.reject(refused.field)
+        logger.info("WebSocket handshake refused", metadata: [
+            "peer": "\(request.remoteAddress)", "field": "\(refused.field)", "origin": "\(request.header("origin") ?? "")",
+        ])
+        return HTTPRejection(status: 403, message: refused.message, field: refused.field, rule: refused.field == "host" ? "allowed_hosts" : "origin")
     }
 
     package func receive(session id: UInt64, bytes: [UInt8]) {

@@ -77,9 +77,11 @@ public final class JSONHTTPClient: Sendable {
         }
     }
 
-    /// `method` `url` (`http://` or `https://`), `body` as JSON when given. Never blocks.
+    /// `method` `url` (`http://` or `https://`), `body` as JSON when given, `headers` beside the client's own.
+    /// `admitsAddress`: asked with the address the host resolved to; `false` fails the request unsent. Never blocks.
     public func send(
-        _ method: String, _ url: String, body: JSONValue? = nil, completion: @escaping @Sendable (Response) -> Void
+        _ method: String, _ url: String, body: JSONValue? = nil, headers extra: [(String, String)] = [],
+        admitsAddress: (@Sendable (String) -> Bool)? = nil, completion: @escaping @Sendable (Response) -> Void
     ) {
         let started = DispatchTime.now()
         let once = OnceCompletion(completion)
@@ -88,7 +90,9 @@ public final class JSONHTTPClient: Sendable {
         var headers: [(String, String)] = [("accept", "application/json"), ("user-agent", userAgent)]
         if let bearer, !bearer.isEmpty { headers.append(("authorization", "Bearer \(bearer)")) }
         if body != nil { headers.append(("content-type", "application/json")) }
-        let request = HTTPClientLoop.Request(method: method, url: url, headers: headers, body: body?.serializedBytes())
+        headers += extra
+        let request = HTTPClientLoop.Request(
+            method: method, url: url, headers: headers, body: body?.serializedBytes(), admitsAddress: admitsAddress)
         let ticket = inFlight.reserve(once)
         guard ticket.open else {
             DispatchQueue.global().async { once.fire(Response(failure: .network("the HTTP client was shut down"))) }

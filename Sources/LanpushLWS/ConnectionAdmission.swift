@@ -5,7 +5,10 @@ import Glibc
 #endif
 
 /// Who may open a connection: at most ``LWSServerOptions/pendingPerAddress`` connections per peer address may be
-/// still sending their request headers; past that, the next one from the address is refused at `accept`.
+/// still sending their request headers, and at most ``LWSServerOptions/connectionsPerAddress`` HTTP connections
+/// per address may be open at all (idle keep-alive ones included); past either, the next one from the address is
+/// refused at `accept`. A connection that becomes a WebSocket leaves the second count: sessions have limits of their
+/// own (the gateway's).
 ///
 /// Why at `accept`: lws 4.1 gives every new connection a header table at once and keeps it until the headers are
 /// parsed (or the header timeout), so connections that send nothing hold tables the real clients need. Counting
@@ -26,13 +29,21 @@ struct ConnectionAdmission {
     }
 
     let limit: Int
+    /// Open HTTP connections per address (``LWSServerOptions/connectionsPerAddress``).
+    let openLimit: Int
     private var pendingByPeer: [PeerKey: Int] = [:]
+    private var openByPeer: [PeerKey: Int] = [:]
+    /// Open HTTP connections, bound to their peer at `bind`.
+    private var openConnections: [OpaquePointer: PeerKey] = [:]
     /// Accepted sockets not yet bound to a connection.
     private var acceptedSockets: [Int32: PeerKey] = [:]
     /// Connections still sending their first request's headers, with the time their header timeout passes.
     private var pendingConnections: [OpaquePointer: (key: PeerKey, deadline: Int64)] = [:]
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, openLimit: Int = .max) {
+        self.limit = limit
+        self.openLimit = openLimit
+    }
 
     /// `LWS_CALLBACK_FILTER_NETWORK_CONNECTION`: `false` refuses the socket (lws closes it).
     mutating func admit(_ args: UnsafeMutableRawPointer?) -> Bool {
@@ -40,11 +51,16 @@ struct ConnectionAdmission {
         let filter = args.assumingMemoryBound(to: lws_filter_network_conn_args.self)
         let fd = Int32(filter.pointee.accept_fd)
         // A socket number lws never bound to a connection (its adoption failed) is free again: forget it.
-        if let stale = acceptedSockets.removeValue(forKey: fd) { release(stale) }
+        if let stale = acceptedSockets.removeValue(forKey: fd) {
+            release(stale)
+            Self.decrement(&openByPeer, stale)
+        }
         guard let key = Self.key(&filter.pointee.cli_addr) else { return true }
         let pending = pendingByPeer[key, default: 0]
-        guard pending < limit else { return false }
+        let open = openByPeer[key, default: 0]
+        guard pending < limit, open < openLimit else { return false }
         pendingByPeer[key] = pending + 1
+        openByPeer[key] = open + 1
         acceptedSockets[fd] = key
         return true
     }
@@ -56,7 +72,19 @@ struct ConnectionAdmission {
             let key = acceptedSockets.removeValue(forKey: Int32(lws_get_socket_fd(wsi)))
         else { return }
         pendingConnections[wsi] = (key, deadline)
+        openConnections[wsi] = key
     }
+
+    /// The connection closed, or became a WebSocket: it no longer counts among its address's open connections.
+    /// Idempotent.
+    mutating func connectionDone(_ wsi: OpaquePointer) {
+        headersDone(wsi)
+        guard !openConnections.isEmpty, let key = openConnections.removeValue(forKey: wsi) else { return }
+        Self.decrement(&openByPeer, key)
+    }
+
+    /// Open HTTP connections over every address.
+    var openTotal: Int { openByPeer.values.reduce(0, +) }
 
     /// Connections still sending their first request's headers.
     var hasPending: Bool { !pendingConnections.isEmpty }
@@ -79,8 +107,12 @@ struct ConnectionAdmission {
     var pendingTotal: Int { pendingByPeer.values.reduce(0, +) }
 
     private mutating func release(_ key: PeerKey) {
-        guard let n = pendingByPeer[key] else { return }
-        if n <= 1 { pendingByPeer.removeValue(forKey: key) } else { pendingByPeer[key] = n - 1 }
+        Self.decrement(&pendingByPeer, key)
+    }
+
+    private static func decrement(_ counts: inout [PeerKey: Int], _ key: PeerKey) {
+        guard let n = counts[key] else { return }
+        if n <= 1 { counts.removeValue(forKey: key) } else { counts[key] = n - 1 }
     }
 
     private static func key(_ storage: UnsafeMutablePointer<sockaddr_storage>) -> PeerKey? {

@@ -28,12 +28,20 @@ public final class HTTPClientLoop: @unchecked Sendable {
         public var url: String
         public var headers: [(String, String)]
         public var body: [UInt8]?
+        /// Asked with the address the host name resolved to (text, e.g. `127.0.0.1`) before connecting: `false`
+        /// fails the request without a connection. A URL's host can name any address; the caller decides which it
+        /// may reach (the relay path never reaches loopback or link-local addresses it was not told to).
+        public var admitsAddress: (@Sendable (String) -> Bool)?
 
-        public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) {
+        public init(
+            method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
+            admitsAddress: (@Sendable (String) -> Bool)? = nil
+        ) {
             self.method = method
             self.url = url
             self.headers = headers
             self.body = body
+            self.admitsAddress = admitsAddress
         }
     }
 
@@ -91,6 +99,13 @@ public final class HTTPClientLoop: @unchecked Sendable {
         let exchange = HTTPClientExchange(id: id, request: request, url: url, completion: completion)
         DispatchQueue.global().async { [self] in
             exchange.address = Self.resolve(url.host)
+            if let address = exchange.address, let admits = request.admitsAddress, !admits(address) {
+                lock.withLock {
+                    resolving.remove(id)
+                    dropped.remove(id)
+                }
+                return completion(.failed("\(url.host) resolves to \(address), which this request may not reach"))
+            }
             enqueue(exchange)
         }
         return id

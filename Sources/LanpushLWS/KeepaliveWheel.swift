@@ -36,6 +36,8 @@ struct KeepaliveWheel {
     let timeout: Double
     private var buckets: [[Entry]]
     private var due: [UInt64: Due] = [:]
+    /// Connections pinged on an interval of their own (a phone that asked for fewer wake-ups).
+    private var intervals: [UInt64: Double] = [:]
     /// The last tick swept: every step due in it or before has been taken.
     private var swept: Int64?
 
@@ -63,11 +65,21 @@ struct KeepaliveWheel {
     /// A connection opened, or its peer answered a PING (`now` in seconds): the next PING is `interval` away.
     mutating func confirmed(_ id: UInt64, now: Double) {
         if swept == nil { swept = Self.tick(passedAt: now) }
-        place(id, Due(tick: Self.tick(dueAt: now + interval), pinged: false, generation: (due[id]?.generation ?? 0) &+ 1))
+        let wait = intervals[id] ?? interval
+        place(id, Due(tick: Self.tick(dueAt: now + wait), pinged: false, generation: (due[id]?.generation ?? 0) &+ 1))
+    }
+
+    /// The connection is pinged every `seconds` from now on (its next PING `seconds` from `now`). A step due later
+    /// than the ring spans waits in its bucket for the round it is due in.
+    mutating func setInterval(_ id: UInt64, _ seconds: Double, now: Double) {
+        guard due[id] != nil else { return }
+        intervals[id] = max(Self.tick, seconds)
+        confirmed(id, now: now)
     }
 
     mutating func remove(_ id: UInt64) {
         due.removeValue(forKey: id)
+        intervals.removeValue(forKey: id)
     }
 
     /// Every step due at or before `now`; a connection given `.ping` is due for `.hangUp` `timeout` later unless
@@ -93,6 +105,7 @@ struct KeepaliveWheel {
                 }
                 if d.pinged {
                     due.removeValue(forKey: id)
+                    intervals.removeValue(forKey: id)
                     out.append((id, .hangUp))
                 } else {
                     d.pinged = true

@@ -74,7 +74,7 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         try options.validate()
         self.options = options
         self.delegate = delegate
-        admission = ConnectionAdmission(limit: options.pendingPerAddress)
+        admission = ConnectionAdmission(limit: options.pendingPerAddress, openLimit: options.connectionsPerAddress)
         capture = RequestCapture(extraHeaderNames: options.extraHeaderNames)
         responses = HTTPResponseWriter(out: out, txPacketSize: options.txPacketSize)
         frames = FrameBatch(limit: options.txPacketSize)
@@ -142,6 +142,9 @@ public final class LWSServer: LoopConfined, @unchecked Sendable {
         if let tls = options.tls {
             vinfo.ssl_cert_filepath = memory.string(tls.certificatePath)
             vinfo.ssl_private_key_filepath = memory.string(tls.privateKeyPath)
+            // TLS 1.2 offers only AEAD suites with forward secrecy (OpenSSL's list would also take CBC-SHA1 ones such
+            // as ECDHE-ECDSA-AES256-SHA); TLS 1.3's suites are all AEAD and stay OpenSSL's.
+            vinfo.ssl_cipher_list = memory.string(LWSTLSOptions.tls12Ciphers)
             // Plain stays possible on the TLS port: for loopback at least (HA's relay ingest on the same host).
             vopts |= lanpush_opt_allow_non_ssl_on_ssl_port() | lanpush_opt_allow_http_on_https_listener()
         }

@@ -10,6 +10,11 @@ public protocol LWSServerDelegate: AnyObject {
     /// as `application/json`. Default: ``HTTPRejection/defaultJSON``.
     func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8]
 
+    /// A WebSocket handshake on ``LWSServerOptions/webSocketPath`` is about to be accepted: a rejection answers it
+    /// (JSON) instead and closes the connection. `request` holds its path, query, headers and peer address.
+    /// Default: accept.
+    func wsUpgrade(_ request: HTTPRequest) -> HTTPRejection?
+
     /// A WebSocket on ``LWSServerOptions/webSocketPath`` completed its handshake. `request` holds the
     /// handshake's path, query, headers and peer address (method `.get`, empty body).
     func wsOpened(_ connection: WSConnection, _ request: HTTPRequest)
@@ -36,6 +41,7 @@ public protocol LWSServerDelegate: AnyObject {
 
 extension LWSServerDelegate {
     public func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8] { rejection.defaultJSON }
+    public func wsUpgrade(_ request: HTTPRequest) -> HTTPRejection? { nil }
     public func loopWoken() {}
     public func loopTurnEnded() {}
 }

@@ -50,6 +50,10 @@ public struct LWSServerOptions: Sendable {
     /// new connections from that address are closed right after `accept`, before anything is read. A home's
     /// burst (many tablets behind one NAT reconnecting together) stays far below the default.
     public var pendingPerAddress: Int
+    /// How many HTTP connections from one peer address may be open at once, idle keep-alive ones included (a
+    /// WebSocket no longer counts once upgraded). Past it, new connections from that address are closed right after
+    /// `accept`.
+    public var connectionsPerAddress: Int = 512
     /// After the server sent a WebSocket close frame: seconds it keeps reading (and discarding) what the peer
     /// still sends, waiting for the peer's close frame, before it closes the socket anyway. Closing while unread
     /// data sits in the socket makes the kernel answer with a reset, which can destroy the close frame before
@@ -145,6 +149,13 @@ public struct LWSTLSOptions: Sendable, Equatable {
     /// plain request or handshake gets 403 in JSON naming `https`.
     public var plainFromAnywhere: Bool
 
+    /// The TLS 1.2 suites the listener offers: ECDHE key exchange and AEAD ciphers only (Mozilla's "intermediate"
+    /// list, in OpenSSL's names).
+    public static let tls12Ciphers = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
+
     public init(certificatePath: String, privateKeyPath: String, plainFromAnywhere: Bool = true) {
         self.certificatePath = certificatePath
         self.privateKeyPath = privateKeyPath
@@ -161,7 +172,9 @@ extension LWSServerOptions {
         guard maxBodyBytes >= 0, rxBufferSize >= 128, txPacketSize >= 1024 else {
             throw .invalidOptions("buffer sizes too small")
         }
-        guard httpHeaderPool >= 1, headerTimeout >= 1, pendingPerAddress >= 1, closeHandshakeTimeout >= 1 else {
+        guard httpHeaderPool >= 1, headerTimeout >= 1, pendingPerAddress >= 1, connectionsPerAddress >= 1,
+              closeHandshakeTimeout >= 1
+        else {
             throw .invalidOptions(
                 "httpHeaderPool, headerTimeout, pendingPerAddress and closeHandshakeTimeout must be >= 1")
         }

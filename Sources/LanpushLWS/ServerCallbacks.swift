@@ -74,6 +74,7 @@ extension LWSServer {
 
         case LWS_CALLBACK_ESTABLISHED:
             guard let wsi, let user else { return -1 }
+            admission.connectionDone(wsi)
             http.forget(user)
             return sessions.established(wsi, user)
 
@@ -102,7 +103,7 @@ extension LWSServer {
 
         case LWS_CALLBACK_WSI_DESTROY:
             guard let wsi else { return 0 }
-            admission.headersDone(wsi)
+            admission.connectionDone(wsi)
             sessions.forget(wsi)
             capture.forget(wsi)
             return 0

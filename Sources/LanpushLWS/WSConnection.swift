@@ -122,6 +122,14 @@ public final class WSConnection {
         lws_rx_flow_control(wsi, paused ? 0 : 1)
     }
 
+    /// Pings this connection every `seconds` (instead of ``LWSServerOptions/pingInterval``), from now on; a peer
+    /// that answers none for `seconds` + ``LWSServerOptions/pingTimeout`` is hung up.
+    public func keepalive(every seconds: Double) {
+        loopThread.assertCurrent()
+        guard wsi != nil, let server else { return }
+        server.sessions.setKeepalive(id, every: seconds)
+    }
+
     /// Closes with a close frame carrying `code` and `reason` (at most 123 bytes of UTF-8). The frame goes
     /// out from the next writable (or receive) callback of this connection; the server then waits (at most
     /// ``LWSServerOptions/closeHandshakeTimeout``) for the peer's close frame, dropping whatever the peer still

@@ -70,9 +70,13 @@ final class WebSocketSessions {
         if options.refusesPlain(wsi, from: peer) {
             return refuse(wsi, status: 403, message: "plain ws:// is off here: use wss://", field: "scheme", rule: "tls_required")
         }
-        pendingUpgrades[wsi] = HTTPRequest(
+        let request = HTTPRequest(
             method: .get, path: path, queryItems: capture.query(wsi), lowercasedHeaders: headers,
             body: [], remoteAddress: peer)
+        if let refused = server.delegate?.wsUpgrade(request) {
+            return refuse(wsi, status: refused.status, message: refused.message, field: refused.field, rule: refused.rule)
+        }
+        pendingUpgrades[wsi] = request
         return 0
     }
 
@@ -144,6 +148,12 @@ final class WebSocketSessions {
             conn.peerCloseCode = UInt16(b[0]) << 8 | UInt16(b[1])
         }
         return 0  // lws echoes the close frame, then closes
+    }
+
+    /// The connection's own keepalive interval (``WSConnection/keepalive(every:)``).
+    func setKeepalive(_ id: UInt64, every seconds: Double) {
+        guard connections[id] != nil else { return }
+        keepalive.setInterval(id, seconds, now: loopSeconds())
     }
 
     /// `LWS_CALLBACK_RECEIVE_PONG`: the peer is alive; its next PING is a full interval away.

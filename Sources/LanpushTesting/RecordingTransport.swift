@@ -46,6 +46,11 @@ public final class RecordingTransport: SessionTransport {
 
     public func pauseInput(_ paused: Bool) { inputPaused = paused }
 
+    /// The keepalive interval the gateway set for this connection (`nil`: the server's default).
+    public private(set) var keepaliveInterval: Double?
+
+    public func keepalive(every seconds: Double) { keepaliveInterval = seconds }
+
     public func close(code: UInt16, reason: String) {
         if closed == nil { closed = (code, reason) }
     }

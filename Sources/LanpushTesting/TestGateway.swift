@@ -55,7 +55,7 @@ public final class TestGateway {
         } else {
             stateDirectory = nil
         }
-        core = GatewayCore(config: config, clock: clock.reading, logger: Self.quietLogger)
+        core = Self.makeCore(config: config, clock: clock, stored: nil, persist: nil)
         try openCore()
     }
 
@@ -69,6 +69,19 @@ public final class TestGateway {
         return logger
     }()
 
+    /// The machine the test gateway runs on: loopback, one LAN address of each family, and its names.
+    public static let hostAddresses = ["127.0.0.1", "::1", "192.168.1.5", "fe80::5"]
+    public static let hostNames = ["gw-host", "gw-host.local"]
+    public static let gatewayId = "test-gateway"
+
+    private static func makeCore(
+        config: GatewayConfig, clock: ManualClock, stored: StoredState?, persist: (([StoreOp], ((Bool) -> Void)?) -> Void)?
+    ) -> GatewayCore {
+        GatewayCore(
+            config: config, clock: clock.reading, logger: quietLogger, stored: stored, persist: persist,
+            localHost: .fixed(addresses: hostAddresses, names: hostNames), gatewayId: gatewayId)
+    }
+
     public static let adminToken = "admin-token-0123456789abcdef"
     public static let viewerToken = "viewer-token-0123456789abcdef"
 
@@ -80,6 +93,8 @@ public final class TestGateway {
         c.viewerToken = viewerToken
         c.mdns.enabled = false
         c.relay.upstream = "http://relay.invalid"
+        // The tests' relay, as a test's fake relay on the LAN would be listed: plain http is refused otherwise.
+        c.relay.allowedPushURLs = ["http://relay.invalid", "http://relay.test"]
         c.devices = devices.map { GatewayConfig.Device(id: $0, name: $0.capitalized, token: token(for: $0)) }
         return c
     }
@@ -106,7 +121,7 @@ public final class TestGateway {
                 if self.holdCommits { self.heldCommits.append((then, ok)) } else { then(ok) }
             }
         }
-        core = GatewayCore(config: config, clock: clock.reading, logger: Self.quietLogger, stored: stored, persist: persist)
+        core = Self.makeCore(config: config, clock: clock, stored: stored, persist: persist)
         core.sendRelayRequests { [unowned self] item, answer in
             self.relayRequests.append(item)
             if self.holdRelayAnswers {
@@ -205,9 +220,10 @@ public final class TestGateway {
 
     /// A device session, authenticated and subscribed (resuming from `resume` when given).
     public func connect(
-        _ device: String, resume: (epoch: String, seq: UInt64)? = nil, subprotocol: String = ProtocolVersion.v1.rawValue
+        _ device: String, resume: (epoch: String, seq: UInt64)? = nil, subprotocol: String = ProtocolVersion.v1.rawValue,
+        peer: String = "127.0.0.1"
     ) -> TestSession {
-        let s = open(subprotocol: subprotocol)
+        let s = open(peer: peer, subprotocol: subprotocol)
         s.send(["type": "auth", "token": .string(Self.token(for: device))])
         var subscribe: [String: JSONValue] = ["type": "subscribe"]
         if let resume {
@@ -276,16 +292,20 @@ public final class TestGateway {
     @discardableResult
     public func request(
         _ method: HTTPMethod, _ path: String, json: JSONValue? = nil, raw: [UInt8]? = nil, token: String? = TestGateway.adminToken,
-        headers: [String: String] = [:], query: [(String, String)] = []
+        headers: [String: String] = [:], query: [(String, String)] = [], from peer: String = "127.0.0.1"
     ) -> TestResponse {
         var h = headers
         if let token { h["Authorization"] = "Bearer \(token)" }
+        // As every HTTP/1.1 client sends it: the gateway serves only names that address it.
+        if !h.keys.contains(where: { $0.lowercased() == "host" }) { h["Host"] = "127.0.0.1:\(core.port)" }
         var body = raw ?? []
         if let json {
             body = json.serializedBytes()
             if h["Content-Type"] == nil { h["Content-Type"] = "application/json" }
         }
-        let request = HTTPRequest(method: method, path: path, queryItems: query.map { (name: $0.0, value: $0.1) }, headers: h, body: body)
+        let request = HTTPRequest(
+            method: method, path: path, queryItems: query.map { (name: $0.0, value: $0.1) }, headers: h, body: body,
+            remoteAddress: peer)
         let answer = core.respond(to: request)
         var committed: Bool?
         core.whenCommitted { committed = $0 }
@@ -299,7 +319,7 @@ public final class TestGateway {
     @discardableResult
     public func relayBody(
         _ pushToken: String, title: String? = nil, message: String? = nil, data: JSONValue = [:], extra: [String: JSONValue] = [:],
-        path: String = "/api/sendPushNotification"
+        path: String = "/api/sendPushNotification", from peer: String = "127.0.0.1"
     ) -> TestResponse {
         var body: [String: JSONValue] = [
             "push_token": .string(pushToken), "data": data,
@@ -308,7 +328,7 @@ public final class TestGateway {
         if let title { body["title"] = .string(title) }
         if let message { body["message"] = .string(message) }
         for (k, v) in extra { body[k] = v }
-        return request(.post, path, json: .object(body), token: nil)
+        return request(.post, path, json: .object(body), token: nil, from: peer)
     }
 
     /// `POST /v1/push` with the admin token.

@@ -13,8 +13,9 @@ struct Scale: Sendable {
     var tags = 100
     var measure = 10.0
     var fastSeconds = 8.0
-    /// HTTP keep-alive connections of the as-fast-as-possible publishers: 64 saturate lanpushd's loop here; with 16
-    /// it idles ~30 % of the time, bound by wake-up latency on this VM (see docs/BENCHMARKS.md).
+    /// HTTP keep-alive connections of the as-fast-as-possible publishers: 64, each waiting for its answer as HA does;
+    /// with 16 lanpushd takes about the updates mosquitto's one publisher gives it (docs/BENCHMARKS.md, "How many
+    /// publishers").
     var fastConnections = 64
     var manySessions = 100
     var fanSessions = 10_000

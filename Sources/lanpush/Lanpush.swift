@@ -8,7 +8,8 @@ struct Lanpush: ParsableCommand {
         abstract: "Drive a lanpush gateway by hand: send updates, watch the stream, list devices, find gateways.",
         discussion: """
             The gateway is http://127.0.0.1:8765 unless --gateway or $LANPUSH_GATEWAY says otherwise; the \
-            token (admin for send, admin or viewer for watch/status) comes from --token or $LANPUSH_TOKEN.
+            token (admin for send, admin or viewer for watch/status) comes from $LANPUSH_TOKEN (or --token, which \
+            every user of this machine can read in the process list).
             """,
         subcommands: [
             SendCommand.self, WatchCommand.self, StatusCommand.self, DeviceCommand.self, PairCommand.self, DiscoverCommand.self,
@@ -45,7 +46,8 @@ struct GatewayOptions: ParsableArguments {
     var gateway: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Admin or viewer token (default: $LANPUSH_TOKEN).", valueName: "token"))
+        "Admin or viewer token; prefer $LANPUSH_TOKEN: an argument is visible to every user in the process list.",
+        valueName: "token"))
     var token: String?
 
     @OptionGroup(title: "TLS (https, wss)") var tls: TLSOptions
@@ -59,8 +61,11 @@ struct GatewayOptions: ParsableArguments {
 
     /// The token, or a one-line error naming both ways to give it.
     func requireToken(for what: String) throws -> String {
-        if let token, !token.isEmpty { return token }
+        if let token, !token.isEmpty {
+            Output.error("warning: --token is visible to every user of this machine (ps); set LANPUSH_TOKEN instead")
+            return token
+        }
         if let env = ProcessInfo.processInfo.environment["LANPUSH_TOKEN"], !env.isEmpty { return env }
-        throw CLIError("\(what) needs a token: pass --token or set LANPUSH_TOKEN")
+        throw CLIError("\(what) needs a token: set LANPUSH_TOKEN (or pass --token)")
     }
 }

@@ -181,7 +181,7 @@ import Testing
         await observer.start()
         try await observer.live()
         let device = Harness(gw, "phone") {
-            $0.registration = Registration(pushToken: "tok-phone", pushURL: "http://127.0.0.1:9/relay", supportsLiveActivities: true)
+            $0.registration = Registration(pushToken: "tok-phone", pushURL: "https://relay.invalid/relay", supportsLiveActivities: true)
         }
         await device.start()
         try await device.live()

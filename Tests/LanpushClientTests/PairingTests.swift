@@ -10,14 +10,16 @@ import X509
 /// Pairing against the real gateway; certificate pinning against the gateway's own `wss://` (its self-signed
 /// certificate, the fingerprint from its pairing URL) and through a local TLS proxy with a certificate the test makes.
 @Suite(.serialized) struct PairingTests {
-    @Test func aPairingURLIsParsed() throws {
-        let url = try #require(PairingURL("lanpush://192.168.1.5:8765/pair?code=ABCDEFGHJKMNPQRS&fp=AB:CD:01&alt=10.0.0.2:8765&alt=[fe80::1]:8765"))
-        #expect(url.addresses == ["192.168.1.5:8765", "10.0.0.2:8765", "[fe80::1]:8765"])
-        #expect(url.code == "ABCDEFGHJKMNPQRS")
-        #expect(url.tls == .pinned(sha256: "abcd01"))
-        #expect(PairingURL("lanpush://h:1/pair") == nil, "no code")
-        #expect(PairingURL("https://h:1/pair?code=X") == nil)
+    // What a pairing URL or a typed code names is the shared vectors' (ClientVectorTests); here, the two entry points.
+    @Test func aPairingURLIsWhatReadReadsAndItsFingerprintItsTLSPolicy() throws {
+        let fingerprint = String(repeating: "ab", count: 32)
+        let text = "lanpush://192.168.1.5:8765/pair?code=ABCDEFGHJKMNPQRS&fp=\(fingerprint.uppercased())&alt=10.0.0.2:8765"
+        let url = try #require(PairingURL(text))
+        #expect(url == (try PairingURL.read(text)))
+        #expect(url.tls == .pinned(sha256: fingerprint))
         #expect(PairingURL("lanpush://h:1/pair?code=X")?.tls == .system)
+        #expect(PairingURL("ABCD-EFGH") == nil, "a short code: PairingURL.read takes it with the gateway's address")
+        #expect(PairingURL("lanpush://h:1/pair?code=X&fp=abcd") == nil, "a URL read refuses")
     }
 
     @Test func aPairedClientGoesLiveWithItsNewToken() async throws {

@@ -3,21 +3,8 @@ import LanpushClient
 import LanpushCore
 import Testing
 
-/// The close codes and reasons of docs/PROTOCOL.md, and the jittered backoff, as the TypeScript library reads them.
+/// The jittered backoff and the state store (the close codes are the shared vectors: ClientVectorTests).
 @Suite struct ReconnectPolicyTests {
-    @Test func closeCodesDecideTheNextAttempt() {
-        #expect(CloseAction.classify(CloseInfo(code: 4001, reason: "invalid token")) == .authRejected(message: "invalid token"))
-        #expect(CloseAction.classify(CloseInfo(code: nil, authInvalid: "unknown device 'ghost'")) == .authRejected(message: "unknown device 'ghost'"))
-        #expect(CloseAction.classify(CloseInfo(code: 4029, reason: "too many failed authentications, try again in 12 s")) == .wait(seconds: 12))
-        #expect(CloseAction.classify(CloseInfo(code: 4029, reason: "")) == .wait(seconds: 30))
-        #expect(CloseAction.classify(CloseInfo(code: 1013, reason: "too many sessions")) == .backoff(minimum: 5))
-        #expect(CloseAction.classify(CloseInfo(code: nil, lastError: "too many sessions")) == .backoff(minimum: 5))
-        for code in [1001, 4002, 4003] { #expect(CloseAction.classify(CloseInfo(code: code)) == .reconnectNow) }
-        #expect(CloseAction.classify(CloseInfo(code: nil, reason: "ack timeout")) == .reconnectNow)
-        #expect(CloseAction.classify(CloseInfo(code: 1006, reason: "")) == .backoff(minimum: 0))
-        #expect(CloseAction.classify(CloseInfo(code: nil, reason: "connection refused")) == .backoff(minimum: 0))
-    }
-
     @Test func backoffDoublesWithJitterAndResets() {
         var b = Backoff(initial: 0.5, maximum: 30)
         #expect(b.next(random: 0) == 0.5)

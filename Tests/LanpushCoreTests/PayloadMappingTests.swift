@@ -12,8 +12,11 @@ struct PayloadMappingTests {
 
     static let now = PayloadFixture.now
 
+    /// The title goes in the state too (HA core and its relay put it in the content state on every update).
     static func live(_ tag: String, title: String? = nil, _ state: ContentState) -> PushCommand {
-        .liveUpdate(LiveUpdate(tag: tag, title: title, state: state))
+        var state = state
+        if let title, !title.isEmpty { state["title"] = .string(title) }
+        return .liveUpdate(LiveUpdate(tag: tag, title: title, state: state))
     }
 
     static let seedExamples: [Example] = [
@@ -179,7 +182,8 @@ struct PayloadMappingTests {
                 == .liveUpdate(
                     LiveUpdate(
                         tag: "washer_cycle", title: "Washing Machine",
-                        state: ["message": "Cycle started", "progress": 900, "progress_max": 3600], event: .start)))
+                        state: ["message": "Cycle started", "title": "Washing Machine", "progress": 900, "progress_max": 3600],
+                        event: .start)))
     }
 
     @Test func relayBodyMinimal() throws {
@@ -217,10 +221,22 @@ struct PayloadMappingTests {
         #expect(command == .notification(NotifyMessage(message: "m", data: ["tag": "t", "live_update": "false"])))
     }
 
-    @Test func clearWithoutTagIsPlain() throws {
+    /// Without a tag it is the companion app's command (a no-op on iOS; Android would post it as text): never shown
+    /// as a notification.
+    @Test func clearWithoutTagIsACommand() throws {
         #expect(
             try PayloadFixture.command(#"{"message":"clear_notification"}"#)
-                == .notification(NotifyMessage(message: "clear_notification")))
+                == .command(CompanionCommand(message: NotifyMessage(message: "clear_notification"))))
+    }
+
+    /// The iOS app's kiosk commands (home-assistant/iOS `KioskPushCommand.swift`), matched as the app matches them.
+    @Test(arguments: ["kiosk_set_brightness", " KIOSK_RELOAD ", "kiosk_show_camera"])
+    func kioskCommandsAreCommands(message: String) throws {
+        let payload = #"{"message":\#(JSONValue.string(message)),"data":{"level":50}}"#
+        guard case .command = try PayloadFixture.command(payload) else {
+            Issue.record("\(message) is not a command")
+            return
+        }
     }
 
     @Test func clearWithLifecycleFields() throws {
@@ -259,8 +275,8 @@ struct PayloadMappingTests {
         #expect(update.title == "2024")
         #expect(
             update.state == [
-                "message": "45", "progress": 46, "progress_max": 100, "critical_text": "12", "chronometer": true,
-                "countdown_end": 1_750_003_600,
+                "message": "45", "title": "2024", "progress": 46, "progress_max": 100, "critical_text": "12",
+                "chronometer": true, "countdown_end": 1_750_003_600,
             ])
         #expect(update.silent == false)
     }
@@ -269,12 +285,21 @@ struct PayloadMappingTests {
         (#""when":1750003600"#, 1_750_003_600.0),
         (#""when":1750003600,"when_relative":false"#, 1_750_003_600),
         (#""when":90.6,"when_relative":true"#, 1_750_000_091),
-        (#""when":-60,"when_relative":"true""#, 1_749_999_940),
+        (#""when":-1750003600"#, -1_750_003_600),
     ])
     func whenBecomesCountdownEnd(fields: String, expected: Double) throws {
         let update = try PayloadFixture.liveUpdate(#"{"data":{"tag":"t","live_update":true,\#(fields)}}"#)
         #expect(update.state["countdown_end"] == .number(expected))
-        #expect(update.state["chronometer"] == nil)
+        #expect(update.state["chronometer"] == nil && update.state["chronometer_start"] == nil)
+    }
+
+    /// A negative relative `when` counts up from now for that long: the timer starts now and stops at its end, as
+    /// the iOS app's handler reads it (home-assistant/iOS `HandlerLiveActivity.swift`).
+    @Test func aNegativeRelativeWhenIsABoundedCountUp() throws {
+        let update = try PayloadFixture.liveUpdate(
+            #"{"data":{"tag":"t","live_update":true,"chronometer":true,"when":-60,"when_relative":"true"}}"#)
+        #expect(update.state["chronometer_start"] == .number(Self.now))
+        #expect(update.state["countdown_end"] == .number(Self.now + 60))
     }
 
     @Test func iconColorFallsBackToColor() throws {
@@ -298,7 +323,7 @@ struct PayloadMappingTests {
         #expect(update.alert == ActivityAlert(title: "Heads up", body: "Almost done", sound: "default"))
         #expect(update.staleDate == 1_750_007_200)
         #expect(update.relevanceScore == 0.25)
-        #expect(update.state == ["message": "m"])
+        #expect(update.state == ["message": "m", "title": "T"])
     }
 
     /// ActivityKit takes any Double and orders by it: no clamping (50 and 100 must not become the same 1.0).
@@ -317,12 +342,12 @@ struct PayloadMappingTests {
             {"message":"Running","data":{"tag":"t","live_update":true,"progress":10,"progress_max":100,
              "notification_icon":"mdi:washing-machine","critical_text":"10%",
              "content_state":{"progress":"20","critical_text":null,"icon":"mdi:fan","text_color":"white",
-                              "countdown_end":1750000123.6,"title":"ignored","unknown":1,"url":null}}}
+                              "countdown_end":1750000123.6,"title":"Fan","unknown":1,"url":null}}}
             """)
         #expect(
             update.state == [
                 "message": "Running", "progress": 20, "progress_max": 100, "icon": "mdi:fan", "text_color": "white",
-                "countdown_end": 1_750_000_124,
+                "countdown_end": 1_750_000_124, "title": "Fan",
             ])
     }
 

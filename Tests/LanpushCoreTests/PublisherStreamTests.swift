@@ -62,10 +62,10 @@ import Testing
         var stream = PublisherStream()
         for _ in 1...5 { _ = stream.receive(Self.frame(["type": "push"])) }
         stream.reject(2, id: "b", FieldError(field: "data.progress", rule: "type", message: "data.progress: must be a number"))
-        stream.warn(4, id: nil, FieldWarning(field: "title", message: "no title"))
+        stream.warn(4, id: nil, FieldWarning(field: "title", rule: "android_title", message: "no title"))
         stream.committed(through: 3)
         #expect(stream.nextReply() == .rejected(item: 2, id: "b", FieldError(field: "data.progress", rule: "type", message: "data.progress: must be a number")))
-        #expect(stream.nextReply() == .warning(item: 4, id: nil, FieldWarning(field: "title", message: "no title")))
+        #expect(stream.nextReply() == .warning(item: 4, id: nil, FieldWarning(field: "title", rule: "android_title", message: "no title")))
         #expect(stream.nextReply() == .accepted(through: 3))
         #expect(stream.nextReply() == nil)
         // Two commits before the next write: one frame for both.

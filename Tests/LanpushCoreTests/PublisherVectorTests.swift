@@ -119,7 +119,7 @@ struct PublisherVectorScenario: Sendable, CustomTestStringConvertible {
             return stream.reject(item, id: id, FieldError(field: "targets", rule: "exists", message: "targets: no such device"))
         }
         if !unknown.isEmpty {
-            stream.warn(item, id: id, FieldWarning(field: "targets", message: "no such device: '\(unknown.joined(separator: "', '"))'"))
+            stream.warn(item, id: id, FieldWarning(field: "targets", rule: "exists", message: "no such device: '\(unknown.joined(separator: "', '"))'"))
         }
         for warning in accepted.warnings { stream.warn(item, id: id, warning) }
     }

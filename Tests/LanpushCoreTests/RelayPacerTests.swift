@@ -748,15 +748,20 @@ struct PacerHarness {
         #expect(h.pacer.generation > generation)
     }
 
-    @Test func nothingWaitingMeansNoDeadlineAndTheDeviceIsForgotten() {
+    /// A device is kept while anything of it waits, runs or counts: its update interval, and the requests it sent
+    /// this UTC day (the daily quota); then it is forgotten.
+    @Test func nothingWaitingMeansNoDeadlineAndTheDeviceIsForgottenAfterItsDay() {
         var h = PacerHarness()
         #expect(h.pacer.nextDeadline == nil)
         h.submit(.notification, tag: nil)
         #expect(h.pacer.nextDeadline == nil)
-        #expect(h.pacer.knownDevices.isEmpty)
+        #expect(h.pacer.knownDevices == ["phone"])  // one request today
         h.submit(.update)
-        #expect(h.pacer.knownDevices == ["phone"])  // its interval runs
+        #expect(h.pacer.knownDevices == ["phone"])
         h.advance(by: 61, step: 1)
+        #expect(h.pacer.status(of: "phone", now: h.now)?.sentToday == 2)
+        let midnight = ((h.now / 86_400).rounded(.down) + 1) * 86_400
+        h.advance(by: midnight - h.now + 61, step: 60)
         #expect(h.pacer.knownDevices.isEmpty)
     }
 }

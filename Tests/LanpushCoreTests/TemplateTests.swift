@@ -72,7 +72,7 @@ struct TemplateTests {
         let template = PayloadFixture.json(example.template)
         let update = try PayloadFixture.liveUpdate(
             #"{"title":"Aivi","message":"m","data":{"tag":"aivi","live_update":true,"template":\#(example.template)}}"#)
-        #expect(update.state == ["message": "m", "template": template])
+        #expect(update.state == ["message": "m", "title": "Aivi", "template": template])
         #expect(try AiviTemplate.validate(template, path: FieldPath("t")) == template)
     }
 

@@ -140,7 +140,7 @@ import Testing
 
     @Test func valuesAreReadAsWrittenAndCaseFolded() throws {
         let c = try ConfigLoader.parse("""
-            admin_token: "a-long-admin-token"
+            admin_token: "a-long-admin-token-0123456789abcdef"
             viewer_token: ""
             log_level: WARNING
             session: {ack_timeout: 2.5, window: 4096}
@@ -149,7 +149,7 @@ import Testing
             mdns: {enabled: false, name: "", interfaces: [eth0, "end0.10"]}
             home_assistant: {enabled: true, devices: [""]}
             """)
-        #expect(c.adminToken == "a-long-admin-token" && c.viewerToken == nil && c.logLevel == "warning")
+        #expect(c.adminToken == "a-long-admin-token-0123456789abcdef" && c.viewerToken == nil && c.logLevel == "warning")
         #expect(c.session.ackTimeout == 2.5 && c.session.window == 4096)
         #expect(c.store.synchronous == "full" && !c.store.enabled && c.store.cacheBytes == 1 << 20)
         #expect(c.relay.upstream == "http://relay.lan/" && c.relay.minUpdateInterval == 0)
@@ -222,5 +222,39 @@ import Testing
     @Test func aMissingFileIsNamed() {
         #expect(throws: ConfigError.self) { try ConfigLoader.load(path: "/nonexistent/lanpush.yaml") }
         #expect((try? ConfigLoader.load(path: "/nonexistent/lanpush.yaml")) == nil)
+    }
+
+    /// Tokens a LAN can guess are refused at start (and by `--check-config`): short ones, and the same secret used
+    /// for two roles.
+    @Test func guessableAndSharedSecretsAreRefused() {
+        let long = String(repeating: "k", count: 32)
+        #expect(Self.refusedKey("admin_token: a") == "admin_token")
+        #expect(Self.refusedKey("admin_token: \(String(repeating: "a", count: 31))") == "admin_token")
+        #expect(Self.refusedKey("admin_token: \(long)\nviewer_token: short") == "viewer_token")
+        #expect(Self.refusedKey("admin_token: \(long)\nviewer_token: \(long)") == "viewer_token")
+        #expect(Self.refusedKey("admin_token: \(long)\ndevices:\n  - {id: p, token: \(long)}") == "devices[0].token")
+        #expect((try? ConfigLoader.parse("admin_token: \(long)\nviewer_token: \(long)v"))?.viewerToken == long + "v")
+    }
+
+    @Test func theLANDefencesKeysAreReadAndChecked() throws {
+        let c = try ConfigLoader.parse("""
+            http: {allowed_hosts: [NAS.lan, "*.home.arpa", ""]}
+            relay: {allowed_push_urls: ["http://192.168.1.9:8080/relay"], proxy_unknown_tokens: true, proxy_per_minute: 5, max_hold: 60}
+            limits: {pairing_attempts: 3, unauthenticated_per_address: 2, connections_per_address: 16, pairing_failures: 60}
+            session: {keepalive_min: 20, keepalive_max: 600}
+            devices:
+              - {id: pixel, token: "\(Self.token)", fallback: notify.mobile_app_pixel}
+            """)
+        #expect(c.http.allowedHosts == ["nas.lan", "*.home.arpa"])
+        #expect(c.relay.allowedPushURLs == ["http://192.168.1.9:8080/relay"] && c.relay.proxyUnknownTokens)
+        #expect(c.relay.proxyPerMinute == 5 && c.relay.maxHold == 60)
+        #expect(c.limits.pairingAttempts == 3 && c.limits.unauthenticatedPerAddress == 2 && c.limits.connectionsPerAddress == 16)
+        #expect(c.session.keepaliveMin == 20 && c.session.keepaliveMax == 600)
+        #expect(c.devices.first?.fallback == "notify.mobile_app_pixel")
+        #expect(c.deprecations.contains { $0.contains("limits.pairing_failures") })
+        #expect(Self.refusedKey("http: {allowed_hosts: [\"http://nas.lan/\"]}") == "http.allowed_hosts[0]")
+        #expect(Self.refusedKey("relay: {allowed_push_urls: [\"nas.lan\"]}") == "relay.allowed_push_urls[0]")
+        #expect(Self.refusedKey("session: {keepalive_min: 400}") == "session.keepalive_max")
+        #expect(Self.refusedKey("devices:\n  - {id: p, token: \"\(Self.token)\", fallback: mobile_app_pixel}") == "devices[0].fallback")
     }
 }

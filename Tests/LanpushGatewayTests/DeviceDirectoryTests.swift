@@ -4,23 +4,39 @@ import Testing
 
 @testable import LanpushGateway
 
-/// Who a token or a push_token names: a push_token routes to exactly one device, moving it drops the other
-/// device's registration, and HA-native mode's own push_tokens route without becoming a relay registration.
+/// Who a token or a push_token names: a push_token routes to exactly one device — the one that registered it
+/// first, until it lets it go — and HA-native mode's own push_tokens route without becoming a relay registration.
 @Suite struct DeviceDirectoryTests {
-    @Test func aPushTokenMovedToAnotherDeviceDropsTheFirstDevicesRegistration() throws {
+    /// Another device claiming a registered push_token (to have the owner's notifications posted to its own
+    /// push_url) is refused with an error frame naming the rule; the owner keeps its registration and its traffic.
+    @Test func aPushTokenBelongsToTheDeviceThatRegisteredItFirst() throws {
         let gw = try TestGateway()
         let phone = gw.connect("phone")
         phone.register("shared")
         phone.close()
-        #expect(gw.device("phone")?["path"] == "relay")
         let tablet = gw.connect("tablet")
+        tablet.register("shared", pushURL: "https://attacker.example/steal")
+        let refusal = try #require(tablet.frames("error").last)
+        #expect(refusal["field"] == "push_token" && refusal["rule"] == "owned")
+        #expect(tablet.frames("registered").isEmpty)
+        #expect(gw.device("phone")?["registration"]?["push_token"] == "shared" && gw.device("phone")?["path"] == "relay")
+        #expect(gw.device("tablet")?["registration"] == nil)
+        // HA's "Your code is 123456" for the phone still goes to the phone's own relay path, not the tablet's URL.
+        gw.relayBody("shared", title: "Bank", message: "Your code is 123456")
+        #expect(tablet.frames("notification").isEmpty)
+        #expect(gw.relayRequests.map(\.device) == ["phone"] && gw.relayRequests.first?.url == Payload.pushURL)
+
+        // Let go — by its own client, or by the admin — it may be registered by another device.
+        let back = gw.connect("phone")
+        back.send(["type": "unregister"])
+        #expect(back.frames("unregistered").count == 1 && gw.device("phone")?["registration"] == nil)
         tablet.register("shared")
-        #expect(gw.device("phone")?["registration"] == nil && gw.device("phone")?["path"] == "none")
         #expect(gw.device("tablet")?["registration"]?["push_token"] == "shared")
-        // HA's relay body for the token now reaches the tablet only, and nothing goes to the phone's relay.
-        #expect(gw.relayBody("shared", title: "Oven", message: "Baking", data: Payload.live("oven")).status == 201)
-        #expect(tablet.frames("start").count == 1)
-        #expect(gw.device("phone")?["activities"] == 0 && gw.relayRequests.isEmpty)
+        #expect(gw.request(.delete, "/v1/devices/tablet/registration").status == 200)
+        #expect(gw.device("tablet")?["registration"] == nil)
+        #expect(gw.request(.delete, "/v1/devices/tablet/registration", token: TestGateway.viewerToken).status == 401)
+        back.register("shared")
+        #expect(gw.device("phone")?["registration"]?["push_token"] == "shared")
     }
 
     /// Relay credentials are a registered push_token with its push_url, or the configured upstream: a device that
@@ -41,9 +57,9 @@ import Testing
         s.register("old-token")
         s.register("new-token")
         #expect(gw.relayBody("new-token", title: "Oven", message: "Baking", data: Payload.live("oven")).status == 201)
-        // The old token names no device any more: HA's request for it is proxied to the upstream.
+        // The old token names no device any more: HA's request for it reaches nobody (proxying is off).
         let old = gw.relayBody("old-token", title: "Dryer", message: "Drying", data: Payload.live("dryer"))
-        #expect(old.status == 202 && gw.relayRequests.first?.device == "push_token:old-token")
+        #expect(old.status == 404 && old.json["rule"] == "registered" && gw.relayRequests.isEmpty)
         #expect(s.frames("start").map { $0["tag"] } == ["oven"])
         // Registering the same token again changes nothing.
         s.register("new-token")
@@ -63,8 +79,8 @@ import Testing
         #expect(gw.relayBody("ha-phone", message: "Rinsing", data: Payload.live("oven")).status == 202)
         #expect(gw.relayRequests.isEmpty)
         // A route to a device that does not exist is no route.
-        gw.relayBody("ha-ghost", message: "x")
-        #expect(gw.relayRequests.map(\.device) == ["push_token:ha-ghost"])
+        #expect(gw.relayBody("ha-ghost", message: "x").status == 404)
+        #expect(gw.relayRequests.isEmpty)
         // The client's own registration leaves the HA route in place.
         let again = gw.connect("phone")
         again.register("client-token")

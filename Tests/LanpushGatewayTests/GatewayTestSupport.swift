@@ -77,3 +77,13 @@ extension TestGateway {
     /// The relay requests that left for `tag`.
     func relayed(_ tag: String) -> [RelayItem] { relayRequests.filter { $0.tag == tag } }
 }
+
+extension GatewayConfig {
+    /// The test gateway's config with `relay.proxy_unknown_tokens` on: relay bodies for push_tokens no device
+    /// registered go to the upstream.
+    static func proxying(devices: [String] = ["phone", "tablet"]) -> GatewayConfig {
+        var config = TestGateway.defaultConfig(devices: devices)
+        config.relay.proxyUnknownTokens = true
+        return config
+    }
+}

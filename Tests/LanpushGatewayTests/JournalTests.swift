@@ -50,13 +50,19 @@ import Testing
         #expect(gw.commits.count == commits + 1)
     }
 
-    @Test func aMovedPushTokenRewritesBothDevicesInOneCommit() throws {
+    @Test func aPushTokenLetGoAndTakenByAnotherDeviceIsStoredSo() throws {
         let gw = try TestGateway(store: true)
-        gw.connect("phone").register("shared-token")
-        gw.connect("tablet").register("shared-token")
-        let last = try #require(gw.commits.last)
-        let rows = last.compactMap { op -> DeviceRow? in if case .device(let row) = op { return row } else { return nil } }
-        #expect(Set(rows.map(\.id)) == ["phone", "tablet"])
+        let phone = gw.connect("phone")
+        phone.register("shared-token")
+        let tablet = gw.connect("tablet")
+        let commits = gw.commits.count
+        tablet.register("shared-token")
+        #expect(gw.commits.count == commits)  // a refused claim changes nothing durable
+        phone.send(["type": "unregister"])
+        tablet.register("shared-token")
+        let rows = gw.commits.suffix(2).flatMap { $0 }.compactMap { op -> DeviceRow? in
+            if case .device(let row) = op { return row } else { return nil }
+        }
         #expect(rows.last { $0.id == "phone" }?.pushToken == nil && rows.last { $0.id == "tablet" }?.pushToken == "shared-token")
         try gw.restart()
         #expect(gw.device("phone")?["registration"] == nil)
@@ -206,7 +212,7 @@ import Testing
         // A client starting afresh gets the activity and the notification it never acknowledged.
         let fresh = gw.connect("phone")
         fresh.read()
-        #expect(fresh.state("ev") == ["message": "Charging", "progress": 40, "progress_max": 100])
+        #expect(fresh.state("ev") == ["message": "Charging", "title": "Washer", "progress": 40, "progress_max": 100])
         #expect(fresh.notifications.map { $0["message"] } == ["Front door opened"])
         // The relay path still knows the device's token.
         #expect(gw.relayBody("tok-phone", message: "Rinse", data: Payload.live("ev")).status == 201)
@@ -268,7 +274,7 @@ import Testing
         let r = gw.connect("phone", resume: (epoch, seq))
         #expect(r.types == ["auth_required", "auth_ok", "snapshot", "synced"])
         r.read()
-        #expect(r.state("ev") == ["message": "Charging"])
+        #expect(r.state("ev") == ["message": "Charging", "title": "Washer"])
         // The new epoch is itself durable: a clean restart keeps it.
         let newEpoch = phone["epoch"]
         try gw.restart()

@@ -140,7 +140,7 @@ import Testing
         let gw = try TestGateway()
         let p = gw.publisher()
         p.push(Self.update("washer", "Washing", targets: ["phone", "fridge"]), id: "w")
-        #expect(p.frames("warning") == [["type": "warning", "item": 1, "id": "w", "field": "targets", "message": "no such device: 'fridge'"]])
+        #expect(p.frames("warning") == [["type": "warning", "item": 1, "id": "w", "field": "targets", "rule": "exists", "message": "no such device: 'fridge'"]])
         #expect(p.frames.last == ["type": "accepted", "through": 1])
     }
 

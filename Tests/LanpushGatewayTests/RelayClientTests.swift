@@ -37,7 +37,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.script(.init(status: 201, body: Self.created))
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: [server.url("/")])
         defer { client.shutdown() }
         let response = try #require(Self.post(client, to: server.url("/api/sendPushNotification")))
 
@@ -63,7 +63,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.script(.init(status: 201, body: Self.created))
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: [server.url("/")])
         defer { client.shutdown() }
         let item = RelayItem(
             device: "phone", tag: "washer_cycle", kind: .update, url: server.url("/api/sendPush/android/v1"),
@@ -88,7 +88,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.script(.init(status: status, body: body))
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: [server.url("/")])
         defer { client.shutdown() }
         let response = try #require(Self.post(client, to: server.url("/api/sendPushNotification")))
         #expect(response.status == status)
@@ -102,7 +102,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.script(.init(status: 201, body: Self.created, delay: 3))
-        let client = RelayClient(timeout: 0.5)
+        let client = RelayClient(timeout: 0.5, reachable: [server.url("/")])
         defer { client.shutdown() }
         let started = Date()
         let response = try #require(Self.post(client, to: server.url("/api/sendPushNotification")))
@@ -117,7 +117,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         let url = server.url("/api/sendPushNotification")
         server.stop()
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: [server.url("/")])
         defer { client.shutdown() }
         let response = try #require(Self.post(client, to: url))
         guard case .network = response.error else {
@@ -132,7 +132,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.script(.init(dropConnection: true))
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: [server.url("/")])
         defer { client.shutdown() }
         let response = try #require(Self.post(client, to: server.url("/api/sendPushNotification")))
         #expect(response.status == nil)
@@ -156,7 +156,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.setDefault(.init(status: 201, body: Self.created))
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: [server.url("/")])
         client.shutdown()
         let started = Date()
         let response = try #require(Self.post(client, to: server.url("/api/sendPushNotification"), wait: 2))
@@ -171,7 +171,7 @@ import Glibc
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
         server.setDefault(.init(status: 201, body: Self.created, delay: 0.5))
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: [server.url("/")])
         defer { client.shutdown() }
         let done = Box(0)
         let started = Date()
@@ -184,6 +184,27 @@ import Glibc
         #expect(waitFor(5) { done.get() == 6 })
         #expect(Date().timeIntervalSince(started) < 2.5)  // not one after the other (6 × 0.5 s)
         #expect(Set(server.requests.compactMap { try? JSONValue.parse($0.body)["n"] }).count == 6)
+    }
+
+    /// A push_url is a LAN device's to choose: a name that resolves to this machine (or a link-local address) is not
+    /// connected to unless the URL is listed (the upstream, `relay.allowed_push_urls`), whatever the name says.
+    @Test func aNameThatResolvesToLoopbackIsNotReachedUnlessListed() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.setDefault(.init(status: 201, body: Self.created))
+        let client = RelayClient(timeout: 5, gatewayId: "gw-1")
+        defer { client.shutdown() }
+        let refused = try #require(Self.post(client, to: "http://localhost:\(server.port)/api/sendPushNotification"))
+        #expect(refused.status == nil && refused.outcome == .failed)
+        #expect(refused.error?.description.contains("may not reach") == true)
+        #expect(server.requests.isEmpty)
+
+        let listed = RelayClient(timeout: 5, gatewayId: "gw-1", reachable: ["http://localhost:\(server.port)/api"])
+        defer { listed.shutdown() }
+        let answered = try #require(Self.post(listed, to: "http://localhost:\(server.port)/api/sendPushNotification"))
+        #expect(answered.status == 201)
+        // Every relayed request says which gateway relayed it: one that comes back is refused there.
+        #expect(server.requests.first?.header(RelayClient.hopHeader) == "gw-1")
     }
 
     /// TLS verification is on: a self-signed certificate is refused before any HTTP is spoken.
@@ -219,7 +240,7 @@ import Glibc
         }
         #expect(waitFor(5) { LoopbackHTTPServer.canConnect(port: port) })
 
-        let client = RelayClient(timeout: 5)
+        let client = RelayClient(timeout: 5, reachable: ["https://127.0.0.1:\(port)"])
         defer { client.shutdown() }
         let response = try #require(Self.post(client, to: "https://127.0.0.1:\(port)/api/sendPushNotification"))
         #expect(response.status == nil)

@@ -30,7 +30,7 @@ import Testing
         let stale = gw.connect("phone", resume: (epoch, 5))
         stale.read()
         #expect(stale.types.contains("snapshot"))
-        #expect(stale.state("washer") == ["message": "w200"])
+        #expect(stale.state("washer") == ["message": "w200", "title": "Washer"])
 
         let recent = gw.connect("phone", resume: (epoch, 198))
         recent.read()
@@ -106,7 +106,7 @@ import Testing
         let lost = gw.connect("phone", resume: (epoch, 15))
         lost.read()
         #expect(lost.types.contains("snapshot"))
-        #expect(lost.state("washer") == ["message": "w21"])
+        #expect(lost.state("washer") == ["message": "w21", "title": "Washer"])
     }
 
     @Test func removingADeviceGivesBackItsHistoryBytes() throws {

@@ -54,7 +54,7 @@ import Testing
         #expect(gw.relayRequests.isEmpty)
         let s = gw.connect("tablet")
         s.read()
-        #expect(s.state("oven") == ["message": "Baking"])
+        #expect(s.state("oven") == ["message": "Baking", "title": "Washer"])
     }
 
     // MARK: Companion-app commands

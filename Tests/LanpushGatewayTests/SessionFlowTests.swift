@@ -85,7 +85,7 @@ import Testing
         #expect(gw.device("phone")?["path"] == "relay")
         let r = gw.connect("phone", resume: (try #require(s.epoch), 0))
         r.read()
-        #expect(r.state("washer") == ["message": "Washing"])
+        #expect(r.state("washer") == ["message": "Washing", "title": "Washer"])
     }
 
     @Test func aReaderThatDoesNotAckHasAtMostTheWindowInFlightAndGetsMergedFrames() throws {
@@ -109,7 +109,7 @@ import Testing
         #expect(s.events.count == 4 + 5)  // t4, t5, t6 (one start with v10), t7, t1 (one update with v10)
         #expect(s.events.filter { $0["tag"] == "t6" }.map { $0["state"]?["message"] } == ["v10"])
         #expect(s.events.filter { $0["tag"] == "t1" }.last?["patch"] == ["message": "v10"])
-        #expect(s.state("t6") == ["message": "v10"] && s.state("t1") == ["message": "v10"])
+        #expect(s.state("t6") == ["message": "v10", "title": "Washer"] && s.state("t1") == ["message": "v10", "title": "Washer"])
         #expect(s.closeCode == nil)
     }
 
@@ -162,7 +162,7 @@ import Testing
         for s in sessions {
             s.read()
             #expect(s.events.last?["patch"] == ["message": "Rinsing"])
-            #expect(s.state("washer") == ["message": "Rinsing"])
+            #expect(s.state("washer") == ["message": "Rinsing", "title": "Washer"])
         }
         #expect(gw.core.patches.reused - reused == devices.count - 1)
     }
@@ -200,7 +200,7 @@ import Testing
         s.drain()
         // The three changes of one tag waited as one slot: a single start with the newest state.
         #expect(s.events.map { $0["type"] } == ["start"])
-        #expect(s.events.first?["state"] == ["message": "step 2"])
+        #expect(s.events.first?["state"] == ["message": "step 2", "title": "Washer"])
     }
 
     /// The socket fills in the middle of a flush: the session must ask to write again, or what is left waits for

@@ -99,6 +99,7 @@ import Testing
         #expect(a.frames.count == frames && b.errors.isEmpty)
     }
 
+    /// `limits.max_sessions` counts sessions that authenticated: one past it is closed 1013 at its `auth`.
     @Test func pastMaxSessionsANewSessionIsClosed1013() throws {
         var config = TestGateway.defaultConfig()
         config.limits.maxSessions = 2
@@ -106,7 +107,10 @@ import Testing
         let a = gw.connect("phone")
         let b = gw.observe()
         let c = gw.open()
-        #expect(c.types == ["error"] && c.closeCode == 1013)
+        #expect(c.types == ["auth_required"] && c.closeCode == nil)
+        c.send(["type": "auth", "token": .string(TestGateway.token(for: "tablet"))])
+        #expect(c.types == ["auth_required", "error"] && c.closeCode == 1013)
+        #expect(c.frames("error").first?["rule"] == "max_sessions")
         #expect(a.closeCode == nil && b.closeCode == nil)
         // Once one goes, a new session is taken again.
         gw.completeCloses()

@@ -131,7 +131,7 @@ import Testing
         #expect(snapshot["seq"] == 2 && snapshot["epoch"] == s.frames[1]["epoch"])
         let washer = try #require(snapshot["activities"]?.arrayValue?.first)
         #expect(washer["tag"] == "washer" && washer["phase"] == "active")
-        #expect(washer["state"] == ["message": "Washing", "progress": 10, "progress_max": 100])
+        #expect(washer["state"] == ["message": "Washing", "title": "Washer", "progress": 10, "progress_max": 100])
         #expect(washer["attributes"]?["title"] == "Washer")
         #expect(s.frames("synced").first?["seq"] == 2)
     }
@@ -158,12 +158,12 @@ import Testing
         #expect(update["patch"] == ["message": "40%", "progress": 40, "progress_max": nil])
         #expect(update["seq"] == 6)
         #expect(r.frames("synced").first?["seq"] == 6)
-        #expect(r.frames("start").first?["state"] == ["message": "Drying"])
+        #expect(r.frames("start").first?["state"] == ["message": "Drying", "title": "Dryer"])
         // What it held plus the replay is exactly what a client starting afresh gets from a snapshot.
         r.read()
         let fresh = gw.connect("phone")
         fresh.read()
-        #expect(r.activities == fresh.activities && r.state("ev") == ["message": "40%", "progress": 40])
+        #expect(r.activities == fresh.activities && r.state("ev") == ["message": "40%", "title": "Washer", "progress": 40])
         #expect(r.notifications.map { $0["message"] } == ["Door"] && fresh.notifications.map { $0["message"] } == ["Door"])
     }
 
@@ -174,7 +174,7 @@ import Testing
         let r = gw.connect("phone", resume: ("another-epoch", 1))
         #expect(r.types == ["auth_required", "auth_ok", "snapshot", "synced"])
         r.read()
-        #expect(r.state("ev") == ["message": "Charging"] && r.state("dryer") == ["message": "Drying"])
+        #expect(r.state("ev") == ["message": "Charging", "title": "Washer"] && r.state("dryer") == ["message": "Drying", "title": "Washer"])
         // So does a resume from a seq the history cannot serve (ahead of the device).
         let ahead = gw.connect("phone", resume: (try #require(r.epoch), 99))
         #expect(ahead.types == ["auth_required", "auth_ok", "snapshot", "synced"])

@@ -26,7 +26,7 @@ import Testing
         #expect(Self.listed(gw.request(.get, "/v1/activities", query: [("device", "phone")])) == ["phone/oven", "phone/washer"])
         #expect(Self.listed(gw.request(.get, "/v1/activities/washer")) == ["phone/washer", "tablet/washer"])
         let oven = try #require(gw.request(.get, "/v1/activities/oven").json["activities"]?.arrayValue?.first)
-        #expect(oven["phase"] == "active" && oven["state"] == ["message": "Baking"] && oven["attributes"]?["title"] == "Oven")
+        #expect(oven["phase"] == "active" && oven["state"] == ["message": "Baking", "title": "Oven"] && oven["attributes"]?["title"] == "Oven")
         #expect(oven["updated_at"] == .number(gw.clock.now))
         // The viewer token reads too.
         #expect(gw.request(.get, "/v1/activities", token: TestGateway.viewerToken).status == 200)

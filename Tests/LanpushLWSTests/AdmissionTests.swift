@@ -84,6 +84,31 @@ struct AdmissionTests {
         for conn in more { #expect(!conn.readsEOF(), "a place freed by a close was not given back") }
     }
 
+    /// Idle keep-alive connections (a request answered, the socket held open) count per address too: an address
+    /// cannot hold more than `connectionsPerAddress` open; WebSockets leave the count once upgraded.
+    @Test func idleKeepAliveConnectionsAreCountedPerAddress() throws {
+        var o = LWSServerOptions(host: "127.0.0.1", port: 0, fdLimitPerThread: 4096)
+        o.connectionsPerAddress = 6
+        o.keepAliveTimeout = 60
+        let s = try RunningServer(o)
+        defer { s.stop() }
+        var idle: [TCPClient] = []
+        for _ in 0..<6 {
+            let c = try TCPClient(port: s.port, timeout: 5, source: "127.0.0.6")
+            #expect(try c.request("GET", "/hello").status == 200)
+            idle.append(c)
+        }
+        usleep(100_000)
+        let refused = try TCPClient(port: s.port, timeout: 2, source: "127.0.0.6")
+        #expect(refused.readsEOF())
+        #expect(try TCPClient(port: s.port, timeout: 5, source: "127.0.0.7").request("GET", "/hello").status == 200)
+        // One closed: its place is given back.
+        idle.removeLast()
+        usleep(300_000)
+        let again = try TCPClient(port: s.port, timeout: 5, source: "127.0.0.6")
+        #expect(try again.request("GET", "/hello").status == 200)
+    }
+
     @Test func aBurstOfHandshakesFromOneAddressIsAdmitted() throws {
         // 100 tablets behind one NAT reconnecting at once: every handshake is sent before any answer is read.
         let s = try RunningServer()

@@ -64,7 +64,7 @@ def _scratch() -> Path:
 class ProbePublisher:
     """Tests/LanpushAvahiTests `integrationPublisher`: publishes via ServicePublisher until SIGTERM."""
 
-    retry_interval = 1.0  # seconds between D-Bus retries (lanpushd uses ServicePublisher's default, 5 s)
+    retry_interval = 1.0  # seconds before the first D-Bus retry (lanpushd uses ServicePublisher's default, 5 s)
 
     @staticmethod
     def prepare() -> None:
@@ -269,17 +269,20 @@ def test_without_dbus_publisher_keeps_retrying(bed: TestBed):
     service = Service(name="No Bus Test", port=18769)
     publisher = start_publisher(bed, service)
     assert publisher.wait_for(r"cannot reach the D-Bus system bus", 15), publisher.tail()
-    time.sleep(3 * PUBLISHER.retry_interval + 1)  # several retries
+    # The retries back off, doubling from retry_interval: attempts at 0, 1, 3, 7, 15 intervals after the first.
+    time.sleep(3 * PUBLISHER.retry_interval + 1)  # two retries
     assert publisher.alive(), publisher.tail()
     assert len(publisher.matching(r"cannot reach the D-Bus system bus")) == 1, \
         "one warning per outage, not one per retry\n" + publisher.tail()
+    assert not publisher.matching(r"still unreachable"), publisher.tail()
 
-    # The bus and the daemon appear: the next retry publishes.
+    # The bus and the daemon appear: the next retry (the third, at most 4 intervals away) publishes.
     bed.start_dbus()
     bed.start_avahi()
-    services = found(bed, [service.name], timeout=PUBLISHER.retry_interval + 20)
+    services = found(bed, [service.name], timeout=4 * PUBLISHER.retry_interval + 20)
     assert_ours(services[service.name], bed, service)
     assert len(publisher.matching(r"cannot reach the D-Bus system bus")) == 1, publisher.tail()
+    assert len(publisher.matching(r"D-Bus system bus reachable again")) == 1, publisher.tail()
 
 
 def test_stop_withdraws_service(bed: TestBed):

@@ -140,7 +140,7 @@ def test_an_older_ha_gets_none_of_the_live_activity_bookkeeping(ha_2025):
         s = wait_ready(gw)
         assert s["live_activities"] is False
         client = gw.client("phone")
-        client.send({"type": "register", "push_token": "phone-token", "push_url": "http://127.0.0.1:9/relay",
+        client.send({"type": "register", "push_token": "phone-token", "push_url": "https://relay.invalid/relay",
                      "supports_live_activities": True})
         assert registered(client)["supports_live_activities"] is True
         client.send({"type": "live_activity_token", "tag": "washer_cycle", "token": "la-token-1"})

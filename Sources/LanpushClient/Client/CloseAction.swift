@@ -39,7 +39,7 @@ public enum CloseAction: Sendable, Hashable {
         }
         let wait = retrySeconds(in: reason)
         if info.code == 4029 || wait != nil { return .wait(seconds: wait ?? 30) }
-        if info.code == 1013 || mentions(reason, "too many sessions") || mentions(info.lastError ?? "", "too many sessions") {
+        if info.code == 1013 || mentionsTooManySessions(reason) || mentionsTooManySessions(info.lastError ?? "") {
             return .backoff(minimum: tooManySessionsDelay)
         }
         if info.code == 1001 || info.code == 4002 || info.code == 4003 { return .reconnectNow }
@@ -60,4 +60,9 @@ public enum CloseAction: Sendable, Hashable {
     }
 
     private static func mentions(_ text: String, _ phrase: String) -> Bool { text.lowercased().contains(phrase) }
+
+    /// "too many sessions", "too many unauthenticated sessions from this address": both are 1013's reasons.
+    private static func mentionsTooManySessions(_ text: String) -> Bool {
+        text.lowercased().contains(/too many [a-z ]*sessions/)
+    }
 }

@@ -17,4 +17,10 @@ public enum CertificatePin {
     static func normalized(_ text: String) -> String {
         text.lowercased().filter { $0 != ":" }
     }
+
+    /// `normalized`, or nil when `text` is not 64 hex digits (no certificate has that fingerprint).
+    static func hex(_ text: String) -> String? {
+        let hex = normalized(text)
+        return hex.count == 64 && hex.allSatisfy(\.isHexDigit) ? hex : nil
+    }
 }

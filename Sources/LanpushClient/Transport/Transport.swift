@@ -66,17 +66,24 @@ public final class TransportInbox: @unchecked Sendable {
     public var isClosed: Bool { lock.withLock { close != nil } }
 
     public func push(_ text: String) {
+        push(contentsOf: [text])
+    }
+
+    /// Texts that arrived together (one read of the socket): the reader sees them all queued behind the first.
+    public func push(contentsOf arrived: [String]) {
+        guard let first = arrived.first else { return }
         let waiting: CheckedContinuation<InboxItem, Never>? = lock.withLock {
             guard close == nil else { return nil }
             received = .now
             if let w = waiter {
                 waiter = nil
+                texts.append(contentsOf: arrived.dropFirst())
                 return w
             }
-            texts.append(text)
+            texts.append(contentsOf: arrived)
             return nil
         }
-        waiting?.resume(returning: .text(text))
+        waiting?.resume(returning: .text(first))
     }
 
     /// The session ended; later pushes are ignored. The first close reported wins.

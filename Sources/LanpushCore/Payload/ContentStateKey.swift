@@ -3,11 +3,17 @@
 /// smuggle in what the field itself would refuse.
 public enum ContentStateKey: String, CaseIterable, Sendable {
     case message
+    /// The current title: HA core and its relay put the notification's title in the content state on every update,
+    /// and the iOS app shows it over the static attribute's (home-assistant/iOS `HALiveActivityAttributes.swift`).
+    case title
     case criticalText = "critical_text"
     case progress
     case progressMax = "progress_max"
     case chronometer
     case countdownEnd = "countdown_end"
+    /// Where a bounded count-up starts (a negative relative `when`): the timer counts up from here and stops at
+    /// `countdown_end`, as the iOS app's local handler sets it (home-assistant/iOS `HandlerLiveActivity.swift`).
+    case chronometerStart = "chronometer_start"
     case icon
     case color
     case backgroundColor = "background_color"
@@ -20,7 +26,7 @@ public enum ContentStateKey: String, CaseIterable, Sendable {
     /// The value as it goes into the state (numbers rounded to integers, templates stripped of nulls).
     func validate(_ value: JSONValue, at path: FieldPath) throws(FieldError) -> JSONValue {
         switch self {
-        case .message, .criticalText:
+        case .message, .title, .criticalText:
             return .string(try Coerce.text(value, at: path))
         case .progress:
             // Checked before rounding: -0.4 is a negative progress even though it rounds to 0.
@@ -36,7 +42,7 @@ public enum ContentStateKey: String, CaseIterable, Sendable {
             return .number(Double(max))
         case .chronometer:
             return .bool(try Coerce.bool(value, at: path))
-        case .countdownEnd:
+        case .countdownEnd, .chronometerStart:
             return .number(Double(try Coerce.integer(value, at: path)))
         case .icon:
             return .string(try MDIIcon.validate(value, at: path))

@@ -31,14 +31,17 @@ public enum NotificationRouting: String, Sendable, Hashable, CaseIterable {
 /// Something worth telling the sender about an accepted payload: `{"field","message"}` in the answer's `warnings`.
 public struct FieldWarning: Sendable, Hashable {
     public var field: String
+    /// The rule the field broke (as a refusal names it), or what the warning is about.
+    public var rule: String
     public var message: String
 
-    public init(field: String, message: String) {
+    public init(field: String, rule: String, message: String) {
         self.field = field
+        self.rule = rule
         self.message = message
     }
 
-    public var json: JSONValue { ["field": .string(field), "message": .string(message)] }
+    public var json: JSONValue { ["field": .string(field), "rule": .string(rule), "message": .string(message)] }
 }
 
 /// A notify payload accepted by every ingest (HA's relay body, `/v1/push`, the HA local push channel): what it

@@ -10,7 +10,7 @@ enum LiveUpdateMapping {
     static func liveUpdate(tag: String, message: NotifyMessage, data: ObjectReader, now: Double) throws(FieldError)
         -> LiveUpdate
     {
-        let state = try state(message: message.message, data: data, now: now)
+        let state = try state(message: message.message, title: message.title, data: data, now: now)
         try validateAndroidOnlyFields(data)
         return LiveUpdate(
             tag: tag,
@@ -24,8 +24,11 @@ enum LiveUpdateMapping {
         )
     }
 
-    static func state(message: String?, data: ObjectReader, now: Double) throws(FieldError) -> ContentState {
+    static func state(message: String?, title: String? = nil, data: ObjectReader, now: Double) throws(FieldError)
+        -> ContentState
+    {
         var state: ContentState = [ContentStateKey.message.rawValue: .string(message ?? "")]
+        if let title, !title.isEmpty { state[ContentStateKey.title.rawValue] = .string(title) }
         for key in sameNameKeys {
             if let value = try data.optional(key.rawValue, key.validate) {
                 state[key.rawValue] = value
@@ -40,8 +43,9 @@ enum LiveUpdateMapping {
         if let color = iconColor ?? ownColor {
             state[ContentStateKey.color.rawValue] = .string(color)
         }
-        if let end = try countdownEnd(data, now: now) {
+        if let (end, start) = try countdown(data, now: now) {
             state[ContentStateKey.countdownEnd.rawValue] = end
+            if let start { state[ContentStateKey.chronometerStart.rawValue] = start }
         } else if state[ContentStateKey.chronometer.rawValue] == .bool(true) {
             throw data.path.key("chronometer").error(
                 "requires_when", "a chronometer needs `when` (a Unix time, or seconds from now with when_relative).")
@@ -54,12 +58,20 @@ enum LiveUpdateMapping {
         try ColorRule.validate(value, at: path)
     }
 
-    /// `when` is a Unix time, or seconds from now with `when_relative`; either way the state holds Unix seconds.
-    private static func countdownEnd(_ data: ObjectReader, now: Double) throws(FieldError) -> JSONValue? {
+    /// `when` is a Unix time, or seconds from now with `when_relative`; either way the state holds Unix seconds. A
+    /// negative relative `when` is a bounded count-up: from now for that many seconds (`chronometer_start` now,
+    /// `countdown_end` |when| from now), as the iOS app reads it (home-assistant/iOS `HandlerLiveActivity.swift`).
+    private static func countdown(_ data: ObjectReader, now: Double) throws(FieldError) -> (end: JSONValue, start: JSONValue?)? {
         let relative = try data.optional("when_relative", Coerce.bool) ?? false
         guard let when = try data.optional("when", Coerce.number) else { return nil }
-        return try ContentStateKey.countdownEnd.validate(
-            .number(relative ? now + when : when), at: data.path.key("when"))
+        let path = data.path.key("when")
+        guard relative, when < 0 else {
+            return (try ContentStateKey.countdownEnd.validate(.number(relative ? now + when : when), at: path), nil)
+        }
+        return (
+            try ContentStateKey.countdownEnd.validate(.number(now - when), at: path),
+            try ContentStateKey.chronometerStart.validate(.number(now), at: path)
+        )
     }
 
     /// `data.content_state.<key>` overrides a mapped key under that key's own rule; `null` removes it.

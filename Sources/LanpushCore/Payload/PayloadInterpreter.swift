@@ -8,8 +8,9 @@ public enum PayloadInterpreter {
     public static let optionsKey = "lanpush"
 
     /// What every ingest calls: the command, the message's routing override and the warnings for its sender.
-    public static func accept(_ message: NotifyMessage, now: Double, path: FieldPath = .root) throws(FieldError)
-        -> AcceptedPush
+    /// `anyTag`: a live update's tag may be any non-empty text (HA's paths: `LenientPayload`).
+    public static func accept(_ message: NotifyMessage, now: Double, path: FieldPath = .root, anyTag: Bool = false)
+        throws(FieldError) -> AcceptedPush
     {
         var message = message
         var route: DeliveryPath?
@@ -17,11 +18,11 @@ public enum PayloadInterpreter {
         if message.data[optionsKey] != nil {
             route = try deliveryPath(message.data.removeValue(forKey: optionsKey), at: path.key("data").key(optionsKey))
         }
-        let command = try interpret(message, now: now, path: path)
+        let command = try interpret(message, now: now, path: path, anyTag: anyTag)
         var warnings = [FieldWarning]()
         if case .liveUpdate(let update) = command, (update.title ?? "").isEmpty {
             warnings.append(FieldWarning(
-                field: path.key("title").description,
+                field: path.key("title").description, rule: "android_title",
                 message: "a live update without a title shows on Android as a standard notification, not as a Live Update"))
         }
         return AcceptedPush(command: command, path: route, warnings: warnings)
@@ -29,8 +30,8 @@ public enum PayloadInterpreter {
 
     /// `now` (Unix seconds) makes `when_relative` absolute at acceptance, so pacing or retries never shift a timer.
     /// `path` is where `message` sits in the request, for error field paths.
-    public static func interpret(_ message: NotifyMessage, now: Double, path: FieldPath = .root) throws(FieldError)
-        -> PushCommand
+    public static func interpret(_ message: NotifyMessage, now: Double, path: FieldPath = .root, anyTag: Bool = false)
+        throws(FieldError) -> PushCommand
     {
         let data = ObjectReader(message.data, at: path.key("data"))
         let isLive = try data.optional("live_update", Coerce.bool) ?? false
@@ -40,15 +41,23 @@ public enum PayloadInterpreter {
         if message.message == clearCommand, let tag = try data.optional("tag", Coerce.text), !tag.isEmpty {
             return .end(try endRequest(tag: tag, data: data))
         }
-        if CompanionCommand.isCommand(message.message) {
+        // Without a tag it is the companion app's own command (the iOS app's `clear_notification` handler; on
+        // Android it would be posted as text): never shown as one.
+        if CompanionCommand.isCommand(message.message) || message.message == clearCommand {
             return .command(CompanionCommand(message: message))
         }
         if isLive {
             // The tag rule of HA's Live Activity docs holds for live updates only: it names an activity.
-            let tag = try data.required("tag", ActivityTag.validate)
+            let tag = try data.required("tag", anyTag ? nonEmptyText : ActivityTag.validate)
             return .liveUpdate(try LiveUpdateMapping.liveUpdate(tag: tag, message: message, data: data, now: now))
         }
         return .notification(NotifyMessage(title: message.title, message: message.message, data: message.data))
+    }
+
+    private static func nonEmptyText(_ value: JSONValue, at path: FieldPath) throws(FieldError) -> String {
+        let text = try Coerce.text(value, at: path)
+        guard !text.isEmpty else { throw path.error("required", "this field is required.") }
+        return text
     }
 
     private static func endRequest(tag: String, data: ObjectReader) throws(FieldError) -> EndRequest {

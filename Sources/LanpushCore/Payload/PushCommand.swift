@@ -128,15 +128,30 @@ public struct CompanionCommand: Sendable, Hashable {
 
     public var name: String { message.message ?? "" }
 
-    /// iOS and Android commands by name; Android's device commands all start with `command_`.
+    /// iOS and Android commands by name, from the apps' own lists: the iOS app's command handlers and its kiosk
+    /// commands, matched on the body trimmed and in lower case (home-assistant/iOS `NotificationsCommandManager.swift`,
+    /// `KioskPushCommand.swift`), HA's relay's (mobile-apps-fcm-push `functions/legacy.js`, `delete_alert`), and
+    /// Android's (home-assistant/android `MessagingManager.kt`; its device commands all start with `command_`, and
+    /// `keep_screen_on` is the value of `command_screen_on`). A `clear_notification` without a tag is one too.
     public static let names: Set<String> = [
-        "request_location_update", "clear_badge", "update_complications", "update_widgets", "reload_widgets",
-        "remove_channel", "TTS",
+        "request_location_update", "request_location_updates", "clear_badge", "update_complications", "update_widgets",
+        "reload_widgets", "delete_alert", "remove_channel", "TTS",
+    ]
+
+    /// The iOS app's kiosk commands (`KioskPushCommand`): acted on while the app is in front, never shown.
+    public static let kioskNames: Set<String> = [
+        "kiosk_show_screensaver", "kiosk_hide_screensaver", "kiosk_show_camera", "kiosk_hide_camera", "kiosk_set_brightness",
+        "kiosk_set_volume", "kiosk_set_screensaver_mode", "kiosk_set_screensaver_brightness", "kiosk_reload", "kiosk_default",
     ]
 
     public static func isCommand(_ message: String?) -> Bool {
         guard let message else { return false }
-        return names.contains(message) || (message.hasPrefix("command_") && message.count > "command_".count)
+        if names.contains(message) || (message.hasPrefix("command_") && message.count > "command_".count) { return true }
+        // The only lookup that lowers the message: only a message that starts like a kiosk command pays for it.
+        guard message.utf8.count < 48, message.utf8.contains(UInt8(ascii: "_")) else { return false }
+        let folded = String(message.lowercased().drop { $0 == " " || $0 == "\t" || $0 == "\n" }.reversed()
+            .drop { $0 == " " || $0 == "\t" || $0 == "\n" }.reversed())
+        return folded.hasPrefix("kiosk_") && kioskNames.contains(folded)
     }
 }
 

@@ -26,31 +26,25 @@ public struct RelayPushRequest: Sendable, Hashable {
 
     public static let registrationStringKeys = ["app_id", "app_version", "os_version", "webhook_id"]
 
-    /// The token is checked first: the relay answers a tokenless request 403 whatever else is wrong with it,
-    /// and the HTTP layer recognises that case as field `push_token`, rule `required`.
+    /// Only the token is checked: the relay answers a tokenless request 403 whatever else is wrong with it (the HTTP
+    /// layer recognises that case as field `push_token`, rule `required`), and refuses nothing else
+    /// (mobile-apps-fcm-push `functions/handlers.js`, `handleRequest`). Everything else is read as leniently as the
+    /// relay reads it: a member of the wrong type is absent; the notify fields are `LenientPayload`'s to judge.
     public static func decode(_ body: JSONValue) throws(FieldError) -> RelayPushRequest {
         guard case .object(let object) = body else {
             throw FieldError(
                 field: "", rule: "type", message: "The request body must be a JSON object, got \(body.typeName).")
         }
-        let reader = ObjectReader(object, at: .root)
-        let token = try reader.required("push_token", Coerce.string)
-        guard !token.isEmpty else {
+        guard let token = object["push_token"]?.stringValue, !token.isEmpty else {
             throw FieldPath.root.key("push_token").error("required", "this field is required and must not be empty.")
         }
-
-        let registration = try reader.optional("registration_info", Coerce.object) ?? [:]
-        let registrationReader = ObjectReader(registration, at: reader.path.key("registration_info"))
-        for key in registrationStringKeys {
-            _ = try registrationReader.optional(key, Coerce.string)
-        }
-
+        var ignored = [FieldWarning]()
         return RelayPushRequest(
             pushToken: token,
-            registrationInfo: registration,
-            liveActivityToken: try reader.optional("live_activity_token", Coerce.string),
-            hassConfirmId: try reader.optional("hass_confirm_id", Coerce.string),
-            notification: try NotifyMessage.decode(object),
+            registrationInfo: object["registration_info"]?.objectValue ?? [:],
+            liveActivityToken: object["live_activity_token"]?.stringValue,
+            hassConfirmId: object["hass_confirm_id"]?.stringValue,
+            notification: LenientPayload.decode(object, path: .root, warnings: &ignored),
             raw: object
         )
     }

@@ -23,7 +23,7 @@ public enum PublisherReply: Sendable, Equatable {
         case .warning(let item, let id, let warning):
             var o: [String: JSONValue] = [
                 "type": "warning", "item": .number(Double(item)), "field": .string(warning.field),
-                "message": .string(warning.message),
+                "rule": .string(warning.rule), "message": .string(warning.message),
             ]
             if let id { o["id"] = id }
             return .object(o)

@@ -87,27 +87,33 @@ public enum RelayOutcome: Sendable, Hashable {
     case success(remaining: Int?, resetsAt: Double?)
     /// 429: nothing more for that device before `resetsAt` (without one: exponential backoff).
     case rateLimited(resetsAt: Double?)
-    /// 403: the push token is invalid; the device's items are dropped and it is marked until `revalidate`.
+    /// The push token is invalid — 403 (no token, or one that is no FCM token), or 500 `InvalidToken` (FCM: not
+    /// registered, invalid): the device's items are dropped and it is marked until `revalidate`.
     case forbidden
-    /// Another 4xx (400, 404, 413, …): this request will never succeed; it is dropped (counted), the device
-    /// carries on.
+    /// Another 4xx (400, 404, 413, …) or 508 (a relay loop): this request will never succeed; it is dropped
+    /// (counted), the device carries on.
     case rejected(status: Int)
-    /// 5xx, 408, a timeout, no connection: retried with exponential backoff and full jitter.
+    /// 500 `PayloadTooLarge` (FCM refused the message as too big or malformed): this item is dropped, counted.
+    case payloadTooLarge
+    /// Other 5xx (`InternalError`), 408, a timeout, no connection: retried with exponential backoff and full jitter.
     case failed
 
-    /// Maps an HTTP answer (`status` nil = no answer: timeout or network error) and its parsed JSON body.
+    /// Maps an HTTP answer (`status` nil = no answer: timeout or network error) and its parsed JSON body, as HA's
+    /// relay means them (mobile-apps-fcm-push `functions/handlers.js`, `handleRequest` and `handleError`): its
+    /// 500s name their cause in `errorType`.
     public init(status: Int?, body: JSONValue?) {
         guard let status else {
             self = .failed
             return
         }
         let limits = RelayRateLimits(body)
-        switch status {
-        case 200..<300: self = .success(remaining: limits.remaining, resetsAt: limits.resetsAt)
-        case 429: self = .rateLimited(resetsAt: limits.resetsAt)
-        case 403: self = .forbidden
-        case 408: self = .failed
-        case 400..<500: self = .rejected(status: status)
+        switch (status, body?["errorType"]?.stringValue) {
+        case (200..<300, _): self = .success(remaining: limits.remaining, resetsAt: limits.resetsAt)
+        case (429, _): self = .rateLimited(resetsAt: limits.resetsAt)
+        case (403, _), (500, "InvalidToken"): self = .forbidden
+        case (500, "PayloadTooLarge"): self = .payloadTooLarge
+        case (408, _): self = .failed
+        case (400..<500, _), (508, _): self = .rejected(status: status)
         default: self = .failed
         }
     }
@@ -169,6 +175,11 @@ public struct RelayLimits: Sendable, Hashable {
     public var maxItems: Int = 10_000
     /// An end that supersedes a pending update carries that update's state (see `RelayBodyEdit`).
     public var endCarriesFinalState: Bool = true
+    /// `relay.quota`: requests a device may send per UTC day, counted by the pacer itself (the relay's `remaining`
+    /// lowers it further when it says one).
+    public var dailyQuota: Int = 500
+    /// `relay.max_hold`: seconds a plain notification or command may wait before it is dropped.
+    public var maxHold: Double = 900
 
     /// The limits for an Android device: no render interval and no push-to-start budget (both are iOS rules),
     /// the same quota.

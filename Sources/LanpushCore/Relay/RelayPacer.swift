@@ -20,17 +20,23 @@
 ///   updates are thinned to one per `max(minUpdateInterval * reserveIntervalFactor, (resetsAt - now) /
 ///   (remaining - quotaFloor))` across all its slots (the rest of the day's quota spread until the reset), and
 ///   stop altogether while `remaining <= quotaFloor` (kept for starts and ends).
-/// - `remaining <= 0`: nothing goes until `resetsAt` (next UTC midnight when unknown) — the relay would answer 429.
-///   `remaining` is decremented when a request leaves and replaced by every answer that carries it; it is
-///   forgotten once `resetsAt` passes.
-/// - 429: nothing for the device before `resetsAt` (without one: backoff as for a failure); the item waits.
-/// - 403: the device's token is marked invalid; its queued items are dropped, later `submit`s refused, until
-///   `revalidate` (a new registration).
-/// - failure (5xx, 408, timeout, network): the device backs off `jitter(min(backoffCap, backoffBase * 2^(n-1)))`
-///   after its n-th consecutive failure (full jitter by default); the item goes back to the head of its lane and
-///   merges with anything newer that arrived meanwhile. A failed start gives its budget back and a failed update
-///   its interval. Any answer other than a failure resets the count.
-/// - any other 4xx: the item is dropped (counted in `stats.droppedRejected`); the device carries on.
+/// - quota left `<= 0`: nothing goes until `resetsAt` (next UTC midnight when unknown) — the relay would answer 429.
+///   What is left is the lower of the relay's `remaining` (decremented when a request leaves, replaced by every
+///   answer that carries it, forgotten once `resetsAt` passes) and `dailyQuota` less the requests the device sent
+///   this UTC day — every request counts, so a push_url that never says `rateLimits` (or one that loops back into
+///   lanpush) is bounded too.
+/// - 429: nothing for the device before `resetsAt` (without one: backoff as for a failure); the item waits, but a
+///   plain notification or command that waited past `maxHold` is dropped (`takeExpired`), as the relay itself drops
+///   what it answers 429. A slot keeps its latest state.
+/// - invalid token (403, or 500 `InvalidToken`): the device's token is marked invalid; its queued items are dropped,
+///   later `submit`s refused, until `revalidate` (a new registration).
+/// - failure (other 5xx, 408, timeout, network): the item's own lane — its slot, or the notification queue — backs
+///   off `jitter(min(backoffCap, backoffBase * 2^(n-1)))` after its n-th consecutive failure (full jitter by
+///   default); the item goes back to the head of its lane and merges with anything newer that arrived meanwhile.
+///   The device's other lanes go on. A failed start gives its budget back and a failed update its interval. Any
+///   answer other than a failure resets the lane's count.
+/// - 500 `PayloadTooLarge`, any other 4xx, 508: the item is dropped (counted in `stats.droppedRejected`); the
+///   device carries on.
 public struct RelayPacer: Sendable {
     /// Maps the capped backoff delay to the delay actually waited (full jitter: uniform in `0...delay`).
     public typealias Jitter = @Sendable (Double) -> Double
@@ -46,6 +52,8 @@ public struct RelayPacer: Sendable {
     public private(set) var stats = RelayStats()
     /// Bumps on every change of what `pendingItems` returns: the durable outbox is stale when it moved.
     public private(set) var generation: UInt64 = 0
+    /// Notifications dropped for waiting past `maxHold`, until `takeExpired`.
+    private var expired: [RelayItem] = []
 
     public init(limits: RelayLimits = RelayLimits(), jitter: @escaping Jitter = { .random(in: 0...max(0, $0)) }) {
         self.limits = limits
@@ -109,7 +117,7 @@ public struct RelayPacer: Sendable {
         case .success: stats.succeeded += 1
         case .rateLimited: stats.rateLimited += 1
         case .forbidden: stats.forbidden += 1
-        case .rejected: stats.rejected += 1
+        case .rejected, .payloadTooLarge: stats.rejected += 1
         case .failed: stats.failed += 1
         }
         let limits = self.limits
@@ -121,7 +129,7 @@ public struct RelayPacer: Sendable {
         if result.queuedDelta != 0 || !result.completion.dropped.isEmpty || result.wasInFlight { generation += 1 }
         switch outcome {
         case .forbidden: stats.droppedForbidden += UInt64(result.completion.dropped.count)
-        case .rejected: stats.droppedRejected += UInt64(result.completion.dropped.count)
+        case .rejected, .payloadTooLarge: stats.droppedRejected += UInt64(result.completion.dropped.count)
         default: break
         }
         stats.superseded += UInt64(result.superseded)
@@ -198,10 +206,11 @@ public struct RelayPacer: Sendable {
             tokenInvalid: d.tokenInvalid,
             queued: d.queuedCount,
             inFlight: d.inFlightCount,
-            backoffUntil: d.backoffUntil.flatMap { $0 > now ? $0 : nil },
+            backoffUntil: d.lanes.compactMap(\.until).filter { $0 > now }.max(),
             holdUntil: d.holdUntil.flatMap { $0 > now ? $0 : nil },
-            consecutiveFailures: d.failures,
-            startsInWindow: d.startTimes.filter { $0 > now - limits.startWindow }.count)
+            consecutiveFailures: d.lanes.map(\.failures).max() ?? 0,
+            startsInWindow: d.startTimes.filter { $0 > now - limits.startWindow }.count,
+            sentToday: d.sentToday(now: now))
     }
 
     /// Devices whose token the relay refused (403), sorted: for a gauge and `GET /v1/devices`.
@@ -225,11 +234,25 @@ public struct RelayPacer: Sendable {
         return result
     }
 
-    /// Once a minute: lets idle devices drop expired slots and timers, and forgets those left with nothing.
+    /// What waited past `maxHold` and was dropped since the last call (count and log it).
+    public mutating func takeExpired() -> [RelayItem] {
+        defer { expired.removeAll() }
+        return expired
+    }
+
+    /// Once a minute: drops notifications held past `maxHold`, lets idle devices drop expired slots and timers, and
+    /// forgets those left with nothing.
     private mutating func sweep(now: Double) {
         sweepAt = now + 60
         let limits = self.limits
         for key in Array(devices.keys) {
+            let dropped = devices[key]!.dropExpired(now: now, maxHold: limits.maxHold)
+            if !dropped.isEmpty {
+                expired += dropped
+                queuedCount -= dropped.count
+                stats.droppedExpired += UInt64(dropped.count)
+                generation += 1
+            }
             devices[key]!.refreshWake(now: now, limits: limits)
             if devices[key]!.isForgettable(now: now, limits: limits) { devices.removeValue(forKey: key) }
         }
@@ -308,8 +331,10 @@ public struct RelayStats: Sendable, Hashable {
     public var droppedOverflow: UInt64 = 0
     /// Dropped or refused because the device's token is invalid.
     public var droppedForbidden: UInt64 = 0
-    /// Dropped after a 4xx other than 403 / 429.
+    /// Dropped after a 4xx other than 403 / 429, a 508, or a 500 `PayloadTooLarge`.
     public var droppedRejected: UInt64 = 0
+    /// Plain notifications and commands dropped after waiting past `maxHold`.
+    public var droppedExpired: UInt64 = 0
     /// Dropped because the device came back on the LAN.
     public var cancelled: UInt64 = 0
 
@@ -325,18 +350,21 @@ public struct RelayDeviceStatus: Sendable, Hashable {
     public var tokenInvalid: Bool
     public var queued: Int
     public var inFlight: Int
-    /// Unix seconds; set while the device backs off after failures.
+    /// Unix seconds; set while one of the device's lanes backs off after failures (the latest of them).
     public var backoffUntil: Double?
     /// Unix seconds; set while a 429 (or an exhausted quota) holds the device.
     public var holdUntil: Double?
+    /// The most consecutive failures of any of its lanes.
     public var consecutiveFailures: Int
     public var startsInWindow: Int
+    /// Requests sent this UTC day (against `RelayLimits.dailyQuota`).
+    public var sentToday: Int = 0
 
     public var json: JSONValue {
         var o: [String: JSONValue] = [
             "token_invalid": .bool(tokenInvalid), "queued": .number(Double(queued)),
             "in_flight": .number(Double(inFlight)), "failures": .number(Double(consecutiveFailures)),
-            "starts_in_window": .number(Double(startsInWindow)),
+            "starts_in_window": .number(Double(startsInWindow)), "sent_today": .number(Double(sentToday)),
         ]
         if let remaining { o["remaining"] = .number(Double(remaining)) }
         if let resetsAt { o["resets_at"] = .number(resetsAt.rounded()) }

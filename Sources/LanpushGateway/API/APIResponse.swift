@@ -24,8 +24,10 @@ struct APIResponse: Equatable {
         return json(status, .object(o))
     }
 
-    static func error(_ status: Int, field: String, rule: String, _ message: String) -> APIResponse {
-        error(status, FieldError(field: field, rule: rule, message: message))
+    static func error(
+        _ status: Int, field: String, rule: String, _ message: String, extra: [String: JSONValue] = [:]
+    ) -> APIResponse {
+        error(status, FieldError(field: field, rule: rule, message: message), extra: extra)
     }
 
     /// Pages and metrics change with every release and every scrape: never served from a cache.

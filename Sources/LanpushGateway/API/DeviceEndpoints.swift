@@ -1,4 +1,5 @@
 import LanpushCore
+import Logging
 
 /// Devices at run time and pairing, over HTTP: `POST /v1/devices`, `PATCH` / `DELETE /v1/devices/{id}`,
 /// `POST /v1/devices/{id}/token`, `POST /v1/pairings` (admin) and `POST /v1/pair` (a client redeeming a code).
@@ -8,6 +9,7 @@ struct DeviceEndpoints {
     let pairings: Pairings
     let throttle: AuthThrottle
     let metrics: GatewayMetrics
+    let logger: Logger
     let clock: () -> Double
     /// Where clients reach the gateway: `host:port` entries for the pairing URL (the `Host` the admin used first,
     /// when it is not loopback), and the TLS certificate's SHA-256 when TLS is on.
@@ -63,6 +65,14 @@ struct DeviceEndpoints {
         }
     }
 
+    /// The device's relay registration is cleared (the admin frees a push_token another device needs).
+    func clearRegistration(_ id: String) -> APIResponse {
+        switch commands.clearRegistration(id: id) {
+        case .success(let device): return .json(200, commands.report.json(device))
+        case .failure(let failure): return answer(failure)
+        }
+    }
+
     /// A pairing for `device` (made when it does not exist yet): the codes and the pairing URL, valid 10 minutes.
     func pair(_ body: JSONValue, host: String?) -> APIResponse {
         guard let object = body.objectValue, let id = object["device"]?.stringValue else {
@@ -90,16 +100,25 @@ struct DeviceEndpoints {
     /// A client redeems a code: the device's new token (its previous one stops working), once.
     func redeem(_ body: JSONValue, from address: String) -> APIResponse {
         let now = clock()
-        if let wait = throttle.retryAfter(address, now: now) ?? throttle.pairingRetryAfter(now: now) {
+        if let wait = throttle.retryAfter(address, now: now) {
             return Router.throttled(wait, metrics: metrics)
         }
         guard let code = body["code"]?.stringValue, !code.isEmpty else {
             return .error(400, field: "code", rule: "required", "code: the pairing code (from the pairing URL or typed)")
         }
-        guard let pairing = pairings.redeem(code, now: now) else {
-            throttle.failed(address, now: now, pairing: true)
+        let pairing: Pairings.Pairing
+        switch pairings.redeem(code, now: now) {
+        case .success(let found):
+            pairing = found
+        case .failure(let wrong):
+            throttle.failed(address, now: now)
             metrics.reject("auth")
-            return .error(403, field: "code", rule: "invalid", "code: unknown, already used or expired")
+            if !wrong.voided.isEmpty {
+                logger.warning("pairing void: too many wrong codes were tried while it was open", metadata: [
+                    "devices": "\(wrong.voided.joined(separator: ","))", "peer": "\(address)",
+                ])
+            }
+            return .error(403, field: "code", rule: "invalid", "code: unknown, already used, expired or void")
         }
         switch commands.rotate(id: pairing.device, closing: "paired again") {
         case .success(let (device, token)):

@@ -9,11 +9,13 @@ final class IngestEndpoints {
     private let metrics: GatewayMetrics
     private let clock: () -> Double
     private let allDevices: () -> [String]
+    private let directory: DeviceDirectory
     /// lanpush's own per-push_token counters for the UTC day, shaped as the relay's `rateLimits`.
     private(set) var counters: RateLimitCounters
 
-    init(ingest: Ingest, relay: RelayHandOver, quota: Int, metrics: GatewayMetrics, clock: @escaping () -> Double,
-         allDevices: @escaping () -> [String]) {
+    init(ingest: Ingest, relay: RelayHandOver, directory: DeviceDirectory, quota: Int, metrics: GatewayMetrics,
+         clock: @escaping () -> Double, allDevices: @escaping () -> [String]) {
+        self.directory = directory
         self.ingest = ingest
         self.relay = relay
         self.metrics = metrics
@@ -22,26 +24,48 @@ final class IngestEndpoints {
         self.counters = RateLimitCounters(maximum: quota)
     }
 
-    /// 201 when a LAN session carries it, 202 when it is queued or on the relay path (HA treats both as success);
-    /// 403 without a push_token (the relay's own answer), 400 for an invalid payload, 422 when it needs relay
-    /// credentials the device lacks.
-    func relayIngest(_ body: JSONValue, path: String) -> APIResponse {
+    /// 201 when a LAN session carries it, 202 when it is queued or on the relay path (HA treats both as success),
+    /// with `warnings` for what was read as the apps read it (`LenientPayload`) or could not be done (a command for
+    /// a device without relay credentials); 403 without a push_token (the relay's own answer), 400 for a body that
+    /// is no JSON object or a push_token longer than any device may register, 404 for a push_token no device
+    /// registered (unless `relay.proxy_unknown_tokens`).
+    func relayIngest(_ body: JSONValue, path: String, from peer: String = "") -> APIResponse {
         let now = clock()
+        // Refused before anything is kept of it: no device can have registered it.
+        if let token = body["push_token"]?.stringValue, token.utf8.count > ClientFrame.maxPushToken {
+            metrics.reject("validation")
+            return .error(400, field: "push_token", rule: "max_length",
+                "push_token: at most \(ClientFrame.maxPushToken) bytes (no device can have registered a longer one)")
+        }
         let request: IngestRequest
         do {
-            request = try IngestRequest.relayBody(body, path: path, now: now)
+            request = try IngestRequest.relayBody(body, path: path, peer: peer, now: now)
         } catch {
             if error.field == "push_token" {
                 metrics.reject("forbidden")
                 return .error(403, error, extra: ["errorMessage": "You did not send a token!"])
             }
             metrics.reject("validation")
-            if let token = body["push_token"]?.stringValue, !token.isEmpty { counters.record(token, success: false, now: now) }
+            if let token = body["push_token"]?.stringValue, isKnown(token) { counters.record(token, success: false, now: now) }
             return .error(400, error)
         }
-        guard case .relayBody(let relayRequest, _) = request.source else { return .error(500, field: "", rule: "internal", "internal error") }
+        guard case .relayBody(let relayRequest, _, _) = request.source else {
+            return .error(500, field: "", rule: "internal", "internal error")
+        }
         let token = relayRequest.pushToken
         switch ingest.submit(request) {
+        case .unknownToken:
+            metrics.reject("unknown_token")
+            return .error(404, field: "push_token", rule: "registered",
+                "push_token: no device registered it (and relay.proxy_unknown_tokens is off)")
+        case .proxyThrottled(let wait):
+            metrics.reject("proxy_throttled")
+            let seconds = AuthThrottle.seconds(wait)
+            var answer = APIResponse.error(429, field: "push_token", rule: "proxy_per_minute",
+                "too many relay bodies for unregistered push_tokens from this address; try again in \(seconds) s",
+                extra: ["errorType": "RateLimited", "target": .string(token)])
+            answer.headers.append(.init(name: "Retry-After", value: "\(seconds)"))
+            return answer
         case .duplicate:
             // HA re-posts after a local-push confirm timeout: accepted already, not applied twice.
             return accepted(token, status: 201, now: now, count: false, warnings: [])
@@ -50,15 +74,22 @@ final class IngestEndpoints {
         case .routed(let results):
             let routed = results.first?.routed
             if routed?.refused ?? true {
+                // HA's relay takes it (a command, a notification routed to the relay): answered as accepted, with why
+                // nothing could be done, as HA only logs a refusal anyway.
                 metrics.reject("no_relay")
-                counters.record(token, success: false, now: now)
-                return .error(422, Ingest.noRelay(request.command, device: results.first?.target ?? "", field: "push_token"))
+                let why = Ingest.noRelay(request.command, device: results.first?.target ?? "", field: "push_token")
+                return accepted(token, status: 202, now: now, warnings: request.accepted.warnings + [
+                    FieldWarning(field: why.field, rule: why.rule, message: why.message),
+                ])
             }
             return accepted(
                 token, status: routed?.lan == .delivered ? 201 : 202, now: now, relayed: routed?.relay ?? false,
                 warnings: request.accepted.warnings)
         }
     }
+
+    /// A push_token some device registered (or HA-native mode routes): only those get counters of their own.
+    private func isKnown(_ token: String) -> Bool { directory.device(forPushToken: token) != nil }
 
     /// `relayed`: it went to the relay path, so `remaining` counts it until the relay itself says how many are left.
     private func accepted(

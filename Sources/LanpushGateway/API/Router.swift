@@ -1,3 +1,4 @@
+import Foundation
 import LanpushCore
 import LanpushLWS
 import Logging
@@ -22,12 +23,19 @@ final class Router {
     let renderMetrics: () -> String
     /// The files lanpushd serves from its binary (the live preview, the wall view), by path.
     let page: (String) -> PageAsset?
+    /// Which `Host` names and `Origin`s are served (DNS rebinding, cross-site requests).
+    let hosts: HostAllowList
+    /// This gateway's id, as it marks the relay requests it sends (`RelayClient.hopHeader`).
+    let gatewayId: String
 
     init(
         ingest: IngestEndpoints, state: StateEndpoints, devices: DeviceEndpoints, access: AccessControl, throttle: AuthThrottle,
         clock: @escaping () -> Double, openMetrics: Bool, metrics: GatewayMetrics, logger: Logger,
-        renderMetrics: @escaping () -> String, page: @escaping (String) -> PageAsset?
+        renderMetrics: @escaping () -> String, page: @escaping (String) -> PageAsset?, hosts: HostAllowList,
+        gatewayId: String
     ) {
+        self.hosts = hosts
+        self.gatewayId = gatewayId
         self.ingest = ingest
         self.state = state
         self.devices = devices
@@ -44,7 +52,7 @@ final class Router {
     static let knownPaths: [[String]] = [
         ["healthz"], ["metrics"], ["api", "sendPushNotification"], ["api", "sendPush", "android", "v1"], ["v1", "push"],
         ["v1", "activities"], ["v1", "activities", "*"], ["v1", "devices"], ["v1", "devices", "*"],
-        ["v1", "devices", "*", "token"], ["v1", "pairings"], ["v1", "pair"],
+        ["v1", "devices", "*", "token"], ["v1", "devices", "*", "registration"], ["v1", "pairings"], ["v1", "pair"],
     ]
 
     /// The segments of the paths without a parameter, found by one lookup: splitting "/v1/push" into strings was
@@ -53,6 +61,10 @@ final class Router {
         uniqueKeysWithValues: knownPaths.filter { !$0.contains("*") }.map { ("/" + $0.joined(separator: "/"), $0) })
 
     func route(_ request: HTTPRequest) -> APIResponse {
+        if let refused = hosts.refusal(host: request.header("host"), origin: request.header("origin")) {
+            return reject(403, refused.field, field: refused.field, rule: refused.field == "host" ? "allowed_hosts" : "same_origin",
+                refused.message)
+        }
         var path = request.path
         // A page may be asked for with a trailing slash ("/preview/"); an API path may not.
         if path.utf8.count > 1, path.hasSuffix("/"), page(String(path.dropLast())) != nil { path.removeLast() }
@@ -75,8 +87,16 @@ final class Router {
             if !openMetrics, let denied = authorize(request, .read) { return denied }
             return .uncached("text/plain; version=0.0.4; charset=utf-8", Array(renderMetrics().utf8))
         case (.post, ["api", "sendPushNotification"]), (.post, ["api", "sendPush", "android", "v1"]):
+            // A request this gateway relayed, come back (a push_url naming it by a name it does not know): never
+            // relayed again.
+            if let hops = request.header(RelayClient.hopHeader),
+               hops.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == gatewayId })
+            {
+                return reject(508, "relay_loop", field: RelayClient.hopHeader, rule: "loop",
+                    "this request was relayed by this gateway and came back to it: a push_url points here")
+            }
             // HA's relay-compatible ingest: no auth header (the push_token is the credential), like the relay.
-            return withJSONBody(request) { ingest.relayIngest($0, path: path) }
+            return withJSONBody(request) { ingest.relayIngest($0, path: path, from: request.remoteAddress) }
         case (.post, ["v1", "push"]):
             if let denied = authorize(request, .write) { return denied }
             return withJSONBody(request) { ingest.push($0) }
@@ -89,10 +109,10 @@ final class Router {
                 tag: segments.count == 3 ? segments[2] : nil, device: request.query["device"], dismissal: request.query["dismissal"])
         case (.get, ["v1", "devices"]):
             if let denied = authorize(request, .read) { return denied }
-            return state.devices()
+            return state.devices(for: grant(request))
         case (.get, _) where Self.matches(segments, ["v1", "devices", "*"]):
             if let denied = authorize(request, .read) { return denied }
-            return state.device(segments[2])
+            return state.device(segments[2], for: grant(request))
         case (.post, ["v1", "devices"]):
             if let denied = authorize(request, .write) { return denied }
             return withJSONBody(request) { devices.add($0) }
@@ -105,6 +125,9 @@ final class Router {
         case (.delete, _) where Self.matches(segments, ["v1", "devices", "*"]):
             if let denied = authorize(request, .write) { return denied }
             return devices.remove(segments[2])
+        case (.delete, _) where Self.matches(segments, ["v1", "devices", "*", "registration"]):
+            if let denied = authorize(request, .write) { return denied }
+            return devices.clearRegistration(segments[2])
         case (.post, ["v1", "pairings"]):
             if let denied = authorize(request, .write) { return denied }
             return withJSONBody(request) { devices.pair($0, host: request.header("host")) }
@@ -159,6 +182,11 @@ final class Router {
         }
     }
 
+    /// Who the request's bearer token is (`authorize` already let it read).
+    private func grant(_ request: HTTPRequest) -> AccessControl.Grant {
+        access.grant(for: Self.bearerToken(request.header("authorization") ?? "")) ?? .viewer
+    }
+
     /// `nil` when allowed; otherwise the 401 answer (429 for an address refused after too many bad tokens).
     private func authorize(_ request: HTTPRequest, _ needed: Access) -> APIResponse? {
         let header = request.header("authorization") ?? ""
@@ -181,10 +209,15 @@ final class Router {
 }
 
 extension Router {
-    /// `application/json…` or `…+json`, in any case. On the bytes, with no lowered copy: every push asks.
+    /// `application/json`, in any case, with or without parameters (`; charset=utf-8`). Nothing else: a page on
+    /// another site can send `text/plain` (or `text/plain;x=+json`) without a preflight, never `application/json`.
+    /// On the bytes, with no lowered copy: every push asks.
     static func isJSON(_ contentType: String) -> Bool {
-        let bytes = contentType.utf8
-        return lowerASCIIEquals(bytes.prefix(16), "application/json") || lowerASCIIEquals(bytes.suffix(5), "+json")
+        var bytes = contentType.utf8[...]
+        while bytes.first == 0x20 || bytes.first == 0x09 { bytes = bytes.dropFirst() }
+        guard lowerASCIIEquals(bytes.prefix(16), "application/json") else { return false }
+        let rest = bytes.dropFirst(16).drop { $0 == 0x20 || $0 == 0x09 }
+        return rest.isEmpty || rest.first == UInt8(ascii: ";")
     }
 
     /// `part` in any case is `expected` (lower case).

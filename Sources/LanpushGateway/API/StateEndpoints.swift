@@ -50,13 +50,13 @@ struct StateEndpoints {
         }
     }
 
-    func devices() -> APIResponse {
-        .json(200, ["devices": .array(directory.sorted.map(report.json))])
+    func devices(for grant: AccessControl.Grant) -> APIResponse {
+        .json(200, ["devices": .array(directory.sorted.map { report.json($0, for: grant) })])
     }
 
-    func device(_ id: String) -> APIResponse {
+    func device(_ id: String, for grant: AccessControl.Grant) -> APIResponse {
         guard let device = directory[id] else { return .error(404, field: "device", rule: "exists", "device: no device '\(id)'") }
-        return .json(200, report.json(device))
+        return .json(200, report.json(device, for: grant))
     }
 
     func health() -> APIResponse {

@@ -45,6 +45,7 @@ public enum ConfigLoader {
         }
         config.adminToken = try reader.string("admin_token").flatMap { $0.isEmpty ? nil : $0 }
         config.viewerToken = try reader.string("viewer_token").flatMap { $0.isEmpty ? nil : $0 }
+        try checkSecrets(config)
         config.openMetrics = try reader.bool("open_metrics") ?? false
         config.logLevel = try reader.oneOf("log_level", ["trace", "debug", "info", "notice", "warning", "error"]) ?? "info"
         if let devices = try reader.list("devices") {
@@ -65,8 +66,16 @@ public enum ConfigLoader {
                 let name = try d.string("name") ?? id
                 let routing = try d.oneOf("notifications", NotificationRouting.allCases.map(\.rawValue))
                     .flatMap(NotificationRouting.init(rawValue:)) ?? .auto
+                let fallback = try d.string("fallback").flatMap { $0.isEmpty ? nil : $0 }
+                if let fallback, fallback.range(of: #"^notify\.[a-z0-9_]{1,200}$"#, options: .regularExpression) == nil {
+                    throw ConfigError(
+                        key: "devices[\(i)].fallback", message: "must be a notify action such as notify.mobile_app_pixel")
+                }
                 try d.finish()
-                config.devices.append(.init(id: id, name: name, token: token, notifications: routing))
+                if [config.adminToken, config.viewerToken].contains(token) {
+                    throw ConfigError(key: "devices[\(i)].token", message: "must differ from admin_token and viewer_token")
+                }
+                config.devices.append(.init(id: id, name: name, token: token, notifications: routing, fallback: fallback))
             }
         }
         if var s = try reader.section("session") {
@@ -74,6 +83,11 @@ public enum ConfigLoader {
             config.session.pingTimeout = try s.number("ping_timeout", min: 1) ?? config.session.pingTimeout
             config.session.ackTimeout = try s.number("ack_timeout", min: 0.1) ?? config.session.ackTimeout
             config.session.window = try s.int("window", min: 1, max: 4096) ?? config.session.window
+            config.session.keepaliveMin = try s.number("keepalive_min", min: 1) ?? config.session.keepaliveMin
+            config.session.keepaliveMax = try s.number("keepalive_max", min: 1) ?? config.session.keepaliveMax
+            guard config.session.keepaliveMin <= config.session.keepaliveMax, config.session.keepaliveMax <= 3600 else {
+                throw ConfigError(key: "session.keepalive_max", message: "must be from keepalive_min to 3600 (seconds)")
+            }
             try s.finish()
         }
         if var s = try reader.section("limits") {
@@ -85,9 +99,17 @@ public enum ConfigLoader {
                 try s.int("resume_history_bytes", min: 65536, max: 1 << 30) ?? config.limits.resumeHistoryBytes
             config.limits.authFailures = try s.int("auth_failures", min: 1, max: 1_000_000) ?? config.limits.authFailures
             config.limits.authWindow = try s.number("auth_window", min: 1) ?? config.limits.authWindow
-            config.limits.pairingFailures = try s.int("pairing_failures", min: 1, max: 1_000_000) ?? config.limits.pairingFailures
+            config.limits.pairingAttempts = try s.int("pairing_attempts", min: 1, max: 1000) ?? config.limits.pairingAttempts
+            config.limits.unauthenticatedPerAddress =
+                try s.int("unauthenticated_per_address", min: 1, max: 10_000) ?? config.limits.unauthenticatedPerAddress
+            if try s.int("pairing_failures", min: 1, max: 1_000_000) != nil {
+                config.deprecations.append(
+                    "limits.pairing_failures is no longer used: each pairing has its own budget (limits.pairing_attempts)")
+            }
             config.limits.headerTimeout = try s.int("header_timeout", min: 1, max: 600) ?? config.limits.headerTimeout
             config.limits.pendingPerAddress = try s.int("pending_per_address", min: 1, max: 1_000_000) ?? config.limits.pendingPerAddress
+            config.limits.connectionsPerAddress =
+                try s.int("connections_per_address", min: 1, max: 1_000_000) ?? config.limits.connectionsPerAddress
             if try s.int("notification_queue", min: 1, max: 100_000) != nil {
                 config.deprecations.append(
                     "limits.notification_queue is no longer used: the queue is bounded in bytes (limits.notification_queue_bytes)")
@@ -106,6 +128,22 @@ public enum ConfigLoader {
             config.relay.quotaReserve = try s.int("quota_reserve", min: 0, max: 100_000) ?? config.relay.quotaReserve
             config.relay.quota = try s.int("quota", min: 1, max: 10_000_000) ?? config.relay.quota
             config.relay.timeout = try s.number("timeout", min: 0.1) ?? config.relay.timeout
+            config.relay.maxHold = try s.number("max_hold", min: 1) ?? config.relay.maxHold
+            config.relay.proxyUnknownTokens = try s.bool("proxy_unknown_tokens") ?? false
+            config.relay.proxyPerMinute = try s.int("proxy_per_minute", min: 1, max: 100_000) ?? config.relay.proxyPerMinute
+            config.relay.allowedPushURLs = try s.strings("allowed_push_urls")
+            for (i, url) in config.relay.allowedPushURLs.enumerated() where PushURLPolicy.Origin(url) == nil {
+                throw ConfigError(
+                    key: "relay.allowed_push_urls[\(i)]", message: "must be an http:// or https:// URL with a host")
+            }
+            try s.finish()
+        }
+        if var s = try reader.section("http") {
+            config.http.allowedHosts = try s.strings("allowed_hosts").map { $0.lowercased() }
+            for (i, host) in config.http.allowedHosts.enumerated()
+            where host.isEmpty || host.contains(where: { "/:@ ".contains($0) }) && !host.hasPrefix("[") {
+                throw ConfigError(key: "http.allowed_hosts[\(i)]", message: "must be a host name (no scheme, port or path)")
+            }
             try s.finish()
         }
         if var s = try reader.section("mdns") {
@@ -176,55 +214,16 @@ public enum ConfigLoader {
         return config
     }
 
-    /// The first place, in document order, where `isBad` holds for a node: its path (`a.b[2]`; "" for the root), or
-    /// nil. A mapping is asked before its values, so a bad key is named by the mapping that holds it.
-    static func firstPath(in node: Node, path: String = "", where isBad: (Node) -> Bool) -> String? {
-        if isBad(node) { return path }
-        switch node {
-        case .mapping(let mapping):
-            for (key, value) in mapping {
-                let name = key.scalar?.string ?? ""
-                let inner = path.isEmpty ? name : "\(path).\(name)"
-                if let found = firstPath(in: value, path: inner, where: isBad) { return found }
+    /// Tokens a LAN can guess are no tokens: the admin and viewer tokens are long, and never the same.
+    static func checkSecrets(_ config: GatewayConfig) throws {
+        for (key, token) in [("admin_token", config.adminToken), ("viewer_token", config.viewerToken)] {
+            if let token, token.count < 32 {
+                throw ConfigError(key: key, message: "must be at least 32 characters (`lanpush token` makes one), or empty")
             }
-        case .sequence(let sequence):
-            for (i, item) in sequence.enumerated() {
-                if let found = firstPath(in: item, path: "\(path)[\(i)]", where: isBad) { return found }
-            }
-        default:
-            break
         }
-        return nil
-    }
-
-    /// A mapping with a key that is not a scalar, or is empty.
-    static func hasBadKey(_ node: Node) -> Bool {
-        guard case .mapping(let mapping) = node else { return false }
-        return mapping.contains { key, _ in (key.scalar?.string ?? "").isEmpty }
-    }
-
-    /// A scalar that Yams reads as a base-60 integer (YAML 1.1: `1:30` is 90) and that would overflow while Yams
-    /// computes it.
-    static func isOverflowingNumber(_ node: Node) -> Bool {
-        guard case .scalar(let scalar) = node else { return false }
-        return Resolver.default.resolveTag(of: node) == .int && sexagesimalOverflows(scalar.string)
-    }
-
-    /// Yams's reading of a base-60 integer, step for step (underscores dropped, a sign, a leading `0` meaning octal
-    /// instead, each part read in base 10, the base multiplied by 60 after every part), with every step checked.
-    static func sexagesimalOverflows(_ text: String) -> Bool {
-        var digits = Substring(text.replacingOccurrences(of: "_", with: ""))
-        if digits.hasPrefix("-") || digits.hasPrefix("+") { digits = digits.dropFirst() }
-        guard digits.contains(":"), !digits.hasPrefix("0") else { return false }
-        var base = 1, value = 0
-        for part in digits.components(separatedBy: ":").compactMap({ Int($0, radix: 10) }).reversed() {
-            let (product, o1) = part.multipliedReportingOverflow(by: base)
-            let (sum, o2) = value.addingReportingOverflow(product)
-            let (next, o3) = base.multipliedReportingOverflow(by: 60)
-            if o1 || o2 || o3 { return true }
-            (value, base) = (sum, next)
+        if let viewer = config.viewerToken, viewer == config.adminToken {
+            throw ConfigError(key: "viewer_token", message: "must differ from admin_token (the viewer only reads)")
         }
-        return false
     }
 
     /// `HOST:PORT`, `:PORT` or `[IPv6]:PORT`.
@@ -239,91 +238,5 @@ public enum ConfigLoader {
             throw ConfigError(key: key, message: "port must be a number from 0 to 65535, got '\(text)'")
         }
         return (host, port)
-    }
-
-    /// Walks one mapping, remembering which keys were read so unknown keys (typos) are reported.
-    struct Reader {
-        let map: [String: Any]
-        let path: String
-        var seen = Set<String>()
-
-        init(_ map: [String: Any], path: String) {
-            self.map = map
-            self.path = path
-        }
-
-        func key(_ name: String) -> String { path.isEmpty ? name : "\(path).\(name)" }
-
-        mutating func value(_ name: String) -> Any? {
-            seen.insert(name)
-            guard let v = map[name], !(v is NSNull) else { return nil }
-            return v
-        }
-
-        mutating func string(_ name: String) throws -> String? {
-            guard let v = value(name) else { return nil }
-            if let s = v as? String { return s }
-            if let i = v as? Int { return String(i) }
-            throw ConfigError(key: key(name), message: "must be a string")
-        }
-
-        mutating func bool(_ name: String) throws -> Bool? {
-            guard let v = value(name) else { return nil }
-            guard let b = v as? Bool else { throw ConfigError(key: key(name), message: "must be true or false") }
-            return b
-        }
-
-        mutating func number(_ name: String, min: Double) throws -> Double? {
-            guard let v = value(name) else { return nil }
-            let n: Double
-            if let i = v as? Int { n = Double(i) } else if let d = v as? Double { n = d } else {
-                throw ConfigError(key: key(name), message: "must be a number")
-            }
-            guard n >= min else { throw ConfigError(key: key(name), message: "must be at least \(min)") }
-            return n
-        }
-
-        mutating func int(_ name: String, min: Int, max: Int) throws -> Int? {
-            guard let v = value(name) else { return nil }
-            guard let i = v as? Int, !(v is Bool) else { throw ConfigError(key: key(name), message: "must be an integer") }
-            guard (min...max).contains(i) else { throw ConfigError(key: key(name), message: "must be from \(min) to \(max)") }
-            return i
-        }
-
-        mutating func oneOf(_ name: String, _ allowed: [String]) throws -> String? {
-            guard let s = try string(name) else { return nil }
-            guard allowed.contains(s.lowercased()) else {
-                throw ConfigError(key: key(name), message: "must be one of \(allowed.joined(separator: ", "))")
-            }
-            return s.lowercased()
-        }
-
-        mutating func list(_ name: String) throws -> [Any]? {
-            guard let v = value(name) else { return nil }
-            guard let l = v as? [Any] else { throw ConfigError(key: key(name), message: "must be a list") }
-            return l
-        }
-
-        mutating func section(_ name: String) throws -> Reader? {
-            guard let v = value(name) else { return nil }
-            guard let m = v as? [String: Any] else { throw ConfigError(key: key(name), message: "must be a mapping") }
-            return Reader(m, path: key(name))
-        }
-
-        func nested(_ item: Any, _ path: String) throws -> Reader {
-            guard let m = item as? [String: Any] else { throw ConfigError(key: path, message: "must be a mapping") }
-            return Reader(m, path: path)
-        }
-
-        mutating func requiredString(_ name: String) throws -> String {
-            guard let s = try string(name), !s.isEmpty else { throw ConfigError(key: key(name), message: "is required") }
-            return s
-        }
-
-        func finish() throws {
-            if let unknown = map.keys.filter({ !seen.contains($0) }).sorted().first {
-                throw ConfigError(key: key(unknown), message: "unknown key (check the spelling; Config/lanpush.yaml lists every key)")
-            }
-        }
     }
 }

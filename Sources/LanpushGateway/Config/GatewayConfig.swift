@@ -9,12 +9,18 @@ public struct GatewayConfig: Sendable, Equatable {
         public var token: String
         /// How its plain notifications travel (`devices[].notifications`; the README's routing table).
         public var notifications: NotificationRouting = .auto
+        /// The HA action that reaches the person while this device is gone (`devices[].fallback`, e.g.
+        /// `notify.mobile_app_pixel`): HA's companion app then shows what the device would have.
+        public var fallback: String?
 
-        public init(id: String, name: String, token: String, notifications: NotificationRouting = .auto) {
+        public init(
+            id: String, name: String, token: String, notifications: NotificationRouting = .auto, fallback: String? = nil
+        ) {
             self.id = id
             self.name = name
             self.token = token
             self.notifications = notifications
+            self.fallback = fallback
         }
     }
 
@@ -23,6 +29,10 @@ public struct GatewayConfig: Sendable, Equatable {
         public var pingTimeout: Double = 10
         public var ackTimeout: Double = 10
         public var window: Int = 32
+        /// The keepalive a client may ask for in its `auth` (seconds between pings), clamped to this range: a phone
+        /// asks for a longer one to save its radio, and is counted gone later for it.
+        public var keepaliveMin: Double = 15
+        public var keepaliveMax: Double = 300
     }
 
     public struct Limits: Sendable, Equatable {
@@ -37,12 +47,18 @@ public struct GatewayConfig: Sendable, Equatable {
         /// Failed authentications from one address within `authWindow` seconds before it is refused for a while.
         public var authFailures: Int = 10
         public var authWindow: Double = 60
-        /// Wrong pairing codes from all addresses together within `authWindow` before pairing pauses.
-        public var pairingFailures: Int = 60
+        /// Wrong codes a pairing survives: each wrong code tried while it is open counts against it, and past this
+        /// many it is void (the admin makes a new one). No pairing's budget is shared with another's.
+        public var pairingAttempts: Int = 10
+        /// WebSocket sessions from one address that have not authenticated yet; more are closed at once (1013).
+        /// They do not count toward `maxSessions`, so sockets that never authenticate cannot keep devices out.
+        public var unauthenticatedPerAddress: Int = 8
         /// Seconds a new connection may take to send its request headers (then 408/400 and closed).
         public var headerTimeout: Int = 5
         /// Connections still sending headers from one address; more are refused at once.
         public var pendingPerAddress: Int = 256
+        /// HTTP connections open from one address, idle keep-alive ones included; more are refused at once.
+        public var connectionsPerAddress: Int = 512
     }
 
     public struct Relay: Sendable, Equatable {
@@ -52,6 +68,25 @@ public struct GatewayConfig: Sendable, Equatable {
         public var quotaReserve: Int = 50
         public var timeout: Double = 10
         public var quota: Int = 500
+        /// `push_url`s a client may register beyond `https://` to a public host (a relay on the LAN, a test's fake
+        /// relay): URL prefixes, matched by scheme, host, port and path.
+        public var allowedPushURLs: [String] = []
+        /// Forward relay bodies for a push_token no device registered to `upstream` (for a phone whose own
+        /// registration points at lanpush). Off: they are refused, so nobody on the LAN spends the relay's quota.
+        public var proxyUnknownTokens = false
+        /// Proxied requests per source address per minute, when proxying is on.
+        public var proxyPerMinute: Int = 60
+        /// How long a plain notification or command may wait for the relay (a 429, an outage) before it is
+        /// dropped: yesterday's doorbell is not worth delivering after midnight. Live activities keep their
+        /// latest state regardless.
+        public var maxHold: Double = 900
+    }
+
+    /// Who may address the gateway by which name (DNS rebinding) and from which pages.
+    public struct HTTP: Sendable, Equatable {
+        /// `Host` names (and WebSocket `Origin` hosts) allowed beside IP literals, `localhost`, `*.local` and this
+        /// host's own names: e.g. a DNS name the router gives the gateway.
+        public var allowedHosts: [String] = []
     }
 
     /// `wss://` and `https://` on the same port as plain (lws tells them apart by the first bytes).
@@ -104,6 +139,7 @@ public struct GatewayConfig: Sendable, Equatable {
     public var session = Session()
     public var limits = Limits()
     public var relay = Relay()
+    public var http = HTTP()
     public var mdns = MDNS()
     public var tls = TLS()
     public var store = Store()

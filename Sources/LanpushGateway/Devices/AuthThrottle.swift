@@ -3,47 +3,31 @@ import Logging
 /// Failed authentications per peer address (bad bearer tokens, wrong device or observer tokens, wrong pairing codes):
 /// past `limit` in `window` seconds the address is refused — HTTP 429 with `Retry-After`, sessions closed with 4029
 /// "try again in N s" — until the oldest of those failures leaves the window; then a valid token passes again.
-/// Pairing codes are also limited across all addresses (`globalLimit`), so many addresses cannot share one guess
-/// budget. Other addresses are never affected by one address's failures. Loop thread only.
+/// Other addresses are never affected by one address's failures (pairing codes have a budget of their own per
+/// pairing: `Pairings`). Loop thread only.
 final class AuthThrottle {
-    let limit: Int
-    let window: Double
-    let globalLimit: Int
-    private var failures: [String: [Double]] = [:]
-    private var pairingFailures: [Double] = []
+    private var failures: AddressWindow
     private let metrics: GatewayMetrics
     private let logger: Logger
 
-    init(limit: Int, window: Double, globalLimit: Int, metrics: GatewayMetrics, logger: Logger) {
-        self.limit = max(1, limit)
-        self.window = max(1, window)
-        self.globalLimit = max(1, globalLimit)
+    init(limit: Int, window: Double, metrics: GatewayMetrics, logger: Logger) {
+        failures = AddressWindow(limit: limit, window: window)
         self.metrics = metrics
         self.logger = logger
     }
 
+    var limit: Int { failures.limit }
+    var window: Double { failures.window }
+
     /// Seconds until `address` may try again; `nil` when it may now.
     func retryAfter(_ address: String, now: Double) -> Double? {
-        guard var times = failures[address] else { return nil }
-        times.removeAll { $0 <= now - window }
-        failures[address] = times.isEmpty ? nil : times
-        guard times.count >= limit else { return nil }
-        return times[times.count - limit] + window - now
-    }
-
-    /// Seconds until anyone may try a pairing code again; `nil` when they may now.
-    func pairingRetryAfter(now: Double) -> Double? {
-        pairingFailures.removeAll { $0 <= now - window }
-        guard pairingFailures.count >= globalLimit else { return nil }
-        return pairingFailures[pairingFailures.count - globalLimit] + window - now
+        failures.wait(address, now: now)
     }
 
     /// One failure from `address`. Logged once per burst: when it makes the address refused.
-    func failed(_ address: String, now: Double, pairing: Bool = false) {
+    func failed(_ address: String, now: Double) {
         metrics.authFailures.increment()
-        failures[address, default: []].append(now)
-        if pairing { pairingFailures.append(now) }
-        if failures[address]!.filter({ $0 > now - window }).count == limit {
+        if failures.record(address, now: now) == limit {
             metrics.authThrottled.increment()
             logger.warning("too many failed authentications: address refused for a while", metadata: [
                 "peer": "\(address)", "failures": "\(limit)", "window_s": "\(Int(window))",

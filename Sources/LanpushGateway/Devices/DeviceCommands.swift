@@ -101,11 +101,22 @@ struct DeviceCommands {
         relay.forget(device)
         journal.recordRemoved(device: id)
         metrics.devicesConnected.record(directory.connectedCount)
-        sessions.announce(["removed": true], of: id)
+        sessions.announceRemoved(id)
         for observer in sessions.observers(of: id) { observer.coalescers.removeValue(forKey: id) }
         events.removed(device)
         logger.info("device removed", metadata: ["device": "\(id)"])
         return .success(())
+    }
+
+    /// Clears the device's relay registration (config devices too: their registration comes from their clients, not
+    /// the file), so another device may register its push_token.
+    func clearRegistration(id: String) -> Result<DeviceRecord, Failure> {
+        guard let device = directory[id] else { return .failure(.notFound(id)) }
+        directory.unregister(device)
+        journal.record(device: device)
+        report.announce(device)
+        logger.info("device registration cleared by the admin", metadata: ["device": "\(id)"])
+        return .success(device)
     }
 
     private func writable(_ id: String) -> Result<DeviceRecord, Failure> {
@@ -123,7 +134,7 @@ struct DeviceCommands {
         for sid in device.sessions {
             if let session = sessions[sid] {
                 session.queueControl(["type": "auth_invalid", "message": .string(reason)])
-                sessions.close(session, code: 4001, reason: reason)
+                sessions.close(session, code: .authInvalid, reason: reason)
             }
         }
     }

@@ -161,21 +161,30 @@ final class DeviceDirectory {
 
     // MARK: Relay routes
 
-    /// A client of `device` registered its relay credentials. The push_token routes to it from now on; a device that
-    /// had the same token loses its registration, which is returned (its store row must be rewritten).
-    @discardableResult
-    func register(_ registration: DeviceRecord.Registration, for device: DeviceRecord) -> DeviceRecord? {
-        if let old = device.registration?.pushToken, old != registration.pushToken {
-            byPushToken.removeValue(forKey: old)
+    /// A client of `device` registered its relay credentials; the push_token routes to it from now on. A push_token
+    /// belongs to the device that registered it first, until that device registers another, unregisters, or is
+    /// removed (or the admin clears its registration): a claim from another device is refused with the owner's id,
+    /// so no device can take another's notifications.
+    func register(_ registration: DeviceRecord.Registration, for device: DeviceRecord) -> Result<Void, TokenClaimed> {
+        if let owner = byPushToken[registration.pushToken], owner != device.id, records[owner] != nil {
+            return .failure(TokenClaimed(owner: owner))
         }
-        var previous: DeviceRecord?
-        if let other = byPushToken[registration.pushToken], other != device.id, let owner = records[other] {
-            owner.registration = nil
-            previous = owner
+        if let old = device.registration?.pushToken, old != registration.pushToken, byPushToken[old] == device.id {
+            byPushToken.removeValue(forKey: old)
         }
         device.registration = registration
         byPushToken[registration.pushToken] = device.id
-        return previous
+        return .success(())
+    }
+
+    /// The device lets its push_token go (`unregister`, or the admin): HA's relay bodies with it route nowhere.
+    func unregister(_ device: DeviceRecord) {
+        if let token = device.registration?.pushToken, byPushToken[token] == device.id { byPushToken.removeValue(forKey: token) }
+        device.registration = nil
+    }
+
+    struct TokenClaimed: Error, Equatable {
+        let owner: String
     }
 
     /// HA-native mode: HA's push_url fallback for its own registration's token reaches `id`, without making it the

@@ -69,7 +69,10 @@ final class DeviceRecord {
     /// Reachable on the LAN: a subscribed session receives what is accepted for it, and nothing goes to the relay.
     var isConnected: Bool { !receiving.isEmpty }
 
-    func json(now: Double) -> JSONValue {
+    /// `GET /v1/devices`'s entry. `redacted`: for the read-only viewer, whose token a dashboard keeps (often in HA's
+    /// `secrets.yaml`) — the push_token is a credential (with it, an unauthenticated relay post reaches the device),
+    /// so the viewer sees its last characters only, and of the push_url its origin.
+    func json(now: Double, redacted: Bool = false) -> JSONValue {
         var o: [String: JSONValue] = [
             "id": .string(id), "name": .string(name), "sessions": .number(Double(sessions.count)),
             "connected": .bool(isConnected), "path": .string(isConnected ? "lan" : "none"),  // the relay's part: DeviceReport
@@ -80,8 +83,10 @@ final class DeviceRecord {
         ]
         if let lastSeen { o["last_seen"] = .number(lastSeen.rounded()) }
         if let registration {
-            var r: [String: JSONValue] = ["push_token": .string(registration.pushToken)]
-            if let url = registration.pushURL { r["push_url"] = .string(url) }
+            var r: [String: JSONValue] = [
+                "push_token": .string(redacted ? Self.redact(registration.pushToken) : registration.pushToken),
+            ]
+            if let url = registration.pushURL { r["push_url"] = .string(redacted ? Self.redactURL(url) : url) }
             o["registration"] = .object(r)
         }
         if !liveActivityTokens.isEmpty { o["live_activity_tokens"] = .number(Double(liveActivityTokens.count)) }
@@ -89,5 +94,17 @@ final class DeviceRecord {
         if let supportsLiveActivities { o["supports_live_activities"] = .bool(supportsLiveActivities) }
         if let homeAssistant { o["home_assistant"] = homeAssistant.json }  // HA-native mode
         return .object(o)
+    }
+
+    /// `…` and the token's last 6 characters (enough to tell two registrations apart), or only `…` for a short one.
+    static func redact(_ token: String) -> String {
+        token.count > 12 ? "…" + token.suffix(6) : "…"
+    }
+
+    /// The URL's scheme and authority (`https://relay.example`): a path or query may hold a secret.
+    static func redactURL(_ url: String) -> String {
+        guard let origin = PushURLPolicy.Origin(url) else { return "…" }
+        let host = origin.host.contains(":") ? "[\(origin.host)]" : origin.host
+        return "\(origin.scheme)://\(host):\(origin.port)/…"
     }
 }

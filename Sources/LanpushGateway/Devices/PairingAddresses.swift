@@ -1,34 +1,31 @@
 import Foundation
 
-/// The `host:port` entries a pairing URL offers a client: the address the admin reached the gateway at (unless it
-/// was loopback: a phone cannot use that), then the listen address or this host's LAN addresses (IPv4 first).
+/// The `host:port` entries a pairing URL offers a client, built only from the gateway's own addresses: the listen
+/// address, or this host's LAN addresses (IPv4 first). The `Host` the admin reached the gateway by only puts one of
+/// those first — a name or address the request made up (a page's, a rebinding attacker's) is never offered.
 enum PairingAddresses {
-    static func list(listenHost: String, port: Int, requestHost: String?, hostAddresses: () -> [String] = { Host.current().addresses }) -> [String] {
+    static func list(listenHost: String, port: Int, requestHost: String?, local: LocalHost.Snapshot) -> [String] {
         var out = [String]()
         func add(_ entry: String) { if !out.contains(entry) { out.append(entry) } }
-        if let requestHost, !requestHost.isEmpty, !isLoopback(host(of: requestHost)) {
-            add(requestHost.contains(":") && !requestHost.hasPrefix("[") && requestHost.split(separator: ":").count > 2
-                ? "[\(requestHost)]:\(port)" : (requestHost.contains(":") ? requestHost : "\(requestHost):\(port)"))
-        }
+        func entry(_ address: String) -> String { address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)" }
         let wildcard = listenHost.isEmpty || listenHost == "0.0.0.0" || listenHost == "::" || listenHost == "*"
+        var own: [String]
         if !wildcard {
-            if !isLoopback(listenHost) { add(listenHost.contains(":") ? "[\(listenHost)]:\(port)" : "\(listenHost):\(port)") }
+            own = AddressClass.isLoopback(listenHost) ? [] : [listenHost]
         } else {
-            let usable = hostAddresses().filter { !isLoopback($0) && !$0.lowercased().hasPrefix("fe80") && !$0.hasPrefix("169.254.") }
-            for a in usable where !a.contains(":") { add("\(a):\(port)") }
-            for a in usable where a.contains(":") { add("[\(a)]:\(port)") }
+            let usable = local.addresses.filter { !AddressClass.isLoopback($0) && !AddressClass.isLinkLocal($0) }
+            own = usable.filter { !$0.contains(":") } + usable.filter { $0.contains(":") }
         }
-        if out.isEmpty { add("\(wildcard || listenHost.contains(":") ? "127.0.0.1" : listenHost):\(port)") }
+        if let requestHost, !requestHost.isEmpty {
+            let asked = AddressClass.unbracketed(HostAllowList.hostPart(requestHost))
+            if let match = own.first(where: { AddressClass.sameAddress($0, asked) }) {
+                add(entry(match))
+            } else if wildcard, !AddressClass.isLoopback(asked), local.names.contains(asked), asked.hasSuffix(".local") {
+                add(entry(asked))  // this host's own mDNS name, as the admin used it
+            }
+        }
+        for address in own { add(entry(address)) }
+        if out.isEmpty { add(entry(wildcard || listenHost.contains(":") ? "127.0.0.1" : listenHost)) }
         return out
-    }
-
-    /// The host part of a `Host` header (`name`, `name:port`, `[v6]:port`).
-    static func host(of header: String) -> String {
-        if header.hasPrefix("["), let end = header.firstIndex(of: "]") { return String(header[header.index(after: header.startIndex)..<end]) }
-        return header.split(separator: ":").count == 2 ? String(header.split(separator: ":")[0]) : header
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host.hasPrefix("127.") || host == "::1"
     }
 }

@@ -162,17 +162,12 @@ final class HomeAssistantChannel {
 
     /// One event of the device's channel, through the same ingest as every other door.
     private func apply(_ event: [String: JSONValue], device d: HomeAssistantDevice) -> EventOutcome {
-        let request: IngestRequest
-        do {
-            request = try IngestRequest.homeAssistant(event, device: d.id, webhookId: d.row?.webhookId, now: core.clock())
-        } catch {
-            core.metrics.reject("validation")
-            return .rejected(error)
-        }
+        // Read as HA's apps read it: nothing HA sends is refused (what the phone would ignore is, with a warning).
+        let request = IngestRequest.homeAssistant(event, device: d.id, webhookId: d.row?.webhookId, now: core.clock())
         switch core.ingest.submit(request) {
         case .duplicate:
             return .duplicate
-        case .proxied:
+        case .proxied, .unknownToken, .proxyThrottled:  // the channel's events name their device: never these
             return .applied(delivered: false)
         case .routed(let results):
             guard let routed = results.first?.routed else { return .applied(delivered: false) }

@@ -34,12 +34,17 @@ final class Ingest {
         case duplicate
         /// A push_token no client registered: proxied to the upstream relay, paced.
         case proxied
+        /// A push_token no client registered, and proxying is off: nothing was done.
+        case unknownToken
+        /// A push_token no client registered, and its sender's address proxied its share this minute.
+        case proxyThrottled(wait: Double)
         /// Per target: the device's id and what became of it (`nil`: no such device).
         case routed([(target: String, routed: Routed?)])
 
         static func == (a: Outcome, b: Outcome) -> Bool {
             switch (a, b) {
-            case (.duplicate, .duplicate), (.proxied, .proxied): return true
+            case (.duplicate, .duplicate), (.proxied, .proxied), (.unknownToken, .unknownToken): return true
+            case (.proxyThrottled(let x), .proxyThrottled(let y)): return x == y
             case (.routed(let x), .routed(let y)): return x.map(\.target) == y.map(\.target) && x.map(\.routed) == y.map(\.routed)
             default: return false
             }
@@ -59,6 +64,11 @@ final class Ingest {
     private(set) var recentConfirmIds: [String: Double] = [:]
     /// The relay body the request being applied built last, and what of its device it was built from.
     private var lastRelayBody: RelayBodyMemo?
+    /// Counted and logged once per device, tag and field.
+    let warnings: PayloadWarnings
+
+    /// Per `field|rule`, the warnings counted so far.
+    var coercions: [String: Int] { warnings.counts }
 
     init(
         directory: DeviceDirectory, sessions: SessionRegistry, relay: RelayHandOver, journal: Journal,
@@ -70,29 +80,59 @@ final class Ingest {
         self.journal = journal
         self.metrics = metrics
         self.logger = logger
+        self.warnings = PayloadWarnings(logger: logger)
     }
 
     /// Applies one accepted payload. The caller answers once the turn's commit completes (`Journal.whenCommitted`).
     func submit(_ request: IngestRequest) -> Outcome {
         let now = request.acceptedAt
-        if let id = request.confirmId {
-            if let seen = recentConfirmIds[id], now - seen < Self.confirmWindow { return .duplicate }
-            recentConfirmIds[id] = now
+        // A push_token no device registered is decided first: nothing of it is kept when it is not proxied.
+        if case .relayBody(let body, _, let peer) = request.source, directory.device(forPushToken: body.pushToken) == nil {
+            switch relay.unknownTokens.admit(from: peer, now: now) {
+            case .off: return .unknownToken
+            case .throttled(let wait): return .proxyThrottled(wait: wait)
+            case .proxy: break
+            }
+        }
+        let confirmKey = confirmKey(of: request)
+        if let key = confirmKey {
+            if let seen = recentConfirmIds[key], now - seen < Self.confirmWindow { return .duplicate }
+            if recentConfirmIds.count >= Self.maxConfirmIds { expire(now: now) }
+            if recentConfirmIds.count >= Self.maxConfirmIds, let oldest = recentConfirmIds.min(by: { $0.value < $1.value })?.key {
+                recentConfirmIds.removeValue(forKey: oldest)
+            }
+            recentConfirmIds[key] = now
         }
         let outcome = apply(request, now: now)
         // Refused everywhere (it needed relay credentials the device lacks): nothing was done, so a re-post of the same
         // id — HA's to the push_url, once the client registered — is a new attempt, not a duplicate to answer 201.
-        if let id = request.confirmId, case .routed(let results) = outcome,
+        if let key = confirmKey, case .routed(let results) = outcome,
            results.allSatisfy({ $0.routed?.refused ?? true }) {
-            recentConfirmIds[id] = nil
+            recentConfirmIds[key] = nil
         }
         return outcome
+    }
+
+    /// Confirm ids remembered at most (HA sends a few a minute; a flood of made-up ones cannot grow the table).
+    static let maxConfirmIds = 4096
+
+    /// What a `hass_confirm_id` is remembered under: per device (HA reuses one notify call's data dict for every
+    /// target, so several devices get the same id, each of them once), or per push_token for a proxied body. An id
+    /// longer than HA's (32 hex digits) is not remembered.
+    private func confirmKey(of request: IngestRequest) -> String? {
+        guard let id = request.confirmId, !id.isEmpty, id.utf8.count <= 128 else { return nil }
+        switch request.source {
+        case .relayBody(let body, _, _):
+            return "\(directory.device(forPushToken: body.pushToken)?.id ?? "push_token:" + body.pushToken)|\(id)"
+        case .homeAssistant(let device, _): return "\(device)|\(id)"
+        case .native: return id
+        }
     }
 
     private func apply(_ request: IngestRequest, now: Double) -> Outcome {
         defer { lastRelayBody = nil }  // a body is reused within one request only
         switch request.source {
-        case .relayBody(let body, let path):
+        case .relayBody(let body, let path, _):
             guard let device = directory.device(forPushToken: body.pushToken) else {
                 relay.proxy(body, command: request.command, path: path, acceptedAt: now)
                 return .proxied
@@ -133,7 +173,7 @@ final class Ingest {
             let relayed = handOver(endedSome ? changes.filter { $0.kind != .clear } : changes, of: device, request, body: body, url: url)
             routed = Routed(lan: device.isConnected ? .delivered : .queued, relay: relayed)
         }
-        if !routed.refused { noteWarnings(request.accepted, device: device) }
+        if !routed.refused { warnings.note(request.accepted.warnings, device: device.id, tag: request.command.tag) }
         return routed
     }
 
@@ -199,22 +239,6 @@ final class Ingest {
         guard !device.isConnected, let url, !changes.isEmpty else { return false }
         relay.relay(changes, of: device, body: body.built(request), url: url)
         return true
-    }
-
-    /// Logs the warnings about an accepted payload when it starts an activity; on updates they are in the answer
-    /// only (an automation that leaves the title out of every update would otherwise fill the log).
-    private func noteWarnings(_ accepted: AcceptedPush, device: DeviceRecord) {
-        guard !accepted.warnings.isEmpty else { return }
-        if case .liveUpdate(let update) = accepted.command, let activity = device.ledger.activities[update.tag],
-            activity.generation != activity.lastSeq
-        {
-            return
-        }
-        for warning in accepted.warnings {
-            logger.notice("accepted with a warning: \(warning.message)", metadata: [
-                "device": "\(device.id)", "field": "\(warning.field)", "tag": "\(accepted.command.tag ?? "")",
-            ])
-        }
     }
 }
 

@@ -4,8 +4,9 @@ import LanpushCore
 /// `Ingest`. Building one is the whole of validation — an invalid payload never becomes a request.
 struct IngestRequest {
     enum Source {
-        /// HA's relay body on the relay-compatible ingest (`path`: the iOS or the Android relay path).
-        case relayBody(RelayPushRequest, path: String)
+        /// HA's relay body on the relay-compatible ingest (`path`: the iOS or the Android relay path; `peer`: who
+        /// posted it).
+        case relayBody(RelayPushRequest, path: String, peer: String)
         /// `POST /v1/push`: device ids, or every device.
         case native(targets: [String])
         /// An event of a device's HA local push channel.
@@ -23,13 +24,13 @@ struct IngestRequest {
 
     var command: PushCommand { accepted.command }
 
-    /// HA's relay body. A missing push_token is reported as field `push_token`, rule `required` (the relay answers
-    /// it 403 whatever else is wrong with the request).
-    static func relayBody(_ body: JSONValue, path: String, now: Double) throws(FieldError) -> IngestRequest {
+    /// HA's relay body, read as leniently as HA's relay and apps read it (`LenientPayload`): only a missing
+    /// push_token is refused, reported as field `push_token`, rule `required` (the relay answers it 403).
+    static func relayBody(_ body: JSONValue, path: String, peer: String = "", now: Double) throws(FieldError) -> IngestRequest {
         let request = try RelayPushRequest.decode(body)
         return IngestRequest(
-            source: .relayBody(request, path: path), message: request.notification,
-            accepted: try PayloadInterpreter.accept(request.notification, now: now), confirmId: request.hassConfirmId,
+            source: .relayBody(request, path: path, peer: peer), message: request.notification,
+            accepted: LenientPayload.accept(request.raw, now: now), confirmId: request.hassConfirmId,
             liveActivityToken: request.liveActivityToken, acceptedAt: now)
     }
 
@@ -59,14 +60,13 @@ struct IngestRequest {
     }
 
     /// One event of a device's HA local push channel: the notify service data HA hands its push channel
-    /// (`{"message","title"?,"data"?,"hass_confirm_id"?}`).
-    static func homeAssistant(
-        _ event: [String: JSONValue], device: String, webhookId: String?, now: Double
-    ) throws(FieldError) -> IngestRequest {
-        let message = try NotifyMessage.decode(event)
+    /// (`{"message","title"?,"data"?,"hass_confirm_id"?}`), read as leniently as HA's apps read it.
+    static func homeAssistant(_ event: [String: JSONValue], device: String, webhookId: String?, now: Double) -> IngestRequest {
+        var ignored = [FieldWarning]()
+        let message = LenientPayload.decode(event, path: .root, warnings: &ignored)
         return IngestRequest(
             source: .homeAssistant(device: device, webhookId: webhookId), message: message,
-            accepted: try PayloadInterpreter.accept(message, now: now), confirmId: event["hass_confirm_id"]?.stringValue,
+            accepted: LenientPayload.accept(event, now: now), confirmId: event["hass_confirm_id"]?.stringValue,
             liveActivityToken: event["live_activity_token"]?.stringValue, acceptedAt: now)
     }
 
@@ -86,7 +86,7 @@ struct IngestRequest {
 
     /// HA's request as it came on the relay-compatible ingest; `nil` for the other doors.
     private var rawRelayRequest: [String: JSONValue]? {
-        if case .relayBody(let request, _) = source { request.raw } else { nil }
+        if case .relayBody(let request, _, _) = source { request.raw } else { nil }
     }
 
     private static func relayBody(

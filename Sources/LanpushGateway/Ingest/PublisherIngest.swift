@@ -128,7 +128,7 @@ final class PublisherIngest {
         case .accepted(let unknown):
             if !unknown.isEmpty {
                 state.stream.warn(item, id: id, FieldWarning(
-                    field: "targets", message: "no such device: '\(unknown.joined(separator: "', '"))'"))
+                    field: "targets", rule: "exists", message: "no such device: '\(unknown.joined(separator: "', '"))'"))
             }
             for warning in request.accepted.warnings { state.stream.warn(item, id: id, warning) }
         }
@@ -157,6 +157,6 @@ final class PublisherIngest {
             "type": "error", "through": .number(Double(through)),
             "message": .string("the update could not be stored; items after \(through) were not accepted: send them again"),
         ])
-        sessions.close(session, code: 1011, reason: "store failed")
+        sessions.close(session, code: .internalError, reason: "store failed")
     }
 }

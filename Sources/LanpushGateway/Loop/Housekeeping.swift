@@ -25,7 +25,7 @@ struct Housekeeping {
             switch session.role {
             case .pending:
                 if now - session.openedAt > SessionProtocol.authTimeout {
-                    sessions.close(session, code: 4001, reason: "auth timeout")
+                    sessions.close(session, code: .authInvalid, reason: "auth timeout")
                 }
             case .device(let device):
                 guard let sent = session.withCoalescer(device, { $0.oldestUnacknowledgedSentAt }) ?? nil else {
@@ -33,7 +33,7 @@ struct Housekeeping {
                     continue
                 }
                 if now - sent > config.ackTimeout {
-                    sessions.close(session, code: 4002, reason: "ack timeout")
+                    sessions.close(session, code: .ackTimeout, reason: "ack timeout")
                 }
             case .observer, .publisher:
                 sessions.untime(id)

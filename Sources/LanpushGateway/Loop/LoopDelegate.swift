@@ -43,6 +43,10 @@ final class LoopDelegate: LWSServerDelegate {
         return rejection.defaultJSON
     }
 
+    func wsUpgrade(_ request: HTTPRequest) -> HTTPRejection? {
+        core.upgradeRefusal(request)
+    }
+
     func wsOpened(_ connection: WSConnection, _ request: HTTPRequest) {
         let transport = WSTransport(connection)
         transports[connection.id] = transport

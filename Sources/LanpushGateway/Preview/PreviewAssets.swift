@@ -19,10 +19,24 @@ package struct PageAsset: Sendable, Equatable {
         }.joined() + "\""
     }
 
+    /// What every page and its files are served with: a page that handles the admin token runs only the gateway's
+    /// own scripts, talks only to the gateway, is never framed (clickjacking), is never read as another type, and
+    /// sends no `Referer` (its URL may carry `?token=` for a moment).
+    static let securityHeaders: [APIResponse.Header] = [
+        .init(
+            name: "Content-Security-Policy",
+            value: "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                + "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+        .init(name: "X-Frame-Options", value: "DENY"),
+        .init(name: "X-Content-Type-Options", value: "nosniff"),
+        .init(name: "Referrer-Policy", value: "no-referrer"),
+    ]
+
     /// The answer to a GET: the asset, or 304 when the browser holds these very bytes.
     func response(ifNoneMatch: String?) -> APIResponse {
         // Revalidated on every use (no-cache), so a new lanpushd is picked up at once; unchanged files cost a 304.
         var headers = [APIResponse.Header(name: "Cache-Control", value: "no-cache"), .init(name: "ETag", value: etag)]
+            + Self.securityHeaders
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
             return APIResponse(status: 304, contentType: contentType, headers: headers, body: [])
         }

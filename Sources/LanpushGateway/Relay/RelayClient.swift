@@ -4,11 +4,26 @@ import LanpushHTTPClient
 /// POSTs relay bodies to HA's push relay (or any URL speaking its protocol), off the loop thread, through the shared
 /// `JSONHTTPClient` (its hard timeout bounds the whole exchange). The completion runs exactly once, on the HTTP
 /// client's thread or a Dispatch thread — hop to the loop with `LoopInbox.post` before touching the gateway's state.
+///
+/// Every request carries `X-Lanpush-Hop: <gateway id>`: a request that comes back to this gateway (a push_url that
+/// names it by a name or address the push_url check could not know) is refused at its ingest, not relayed again.
+/// A host name that resolves to a loopback or link-local address is not connected to unless the URL is under one of
+/// `reachable` (the configured upstream, `relay.allowed_push_urls`).
 final class RelayClient: Sendable {
-    private let http: JSONHTTPClient
+    /// The header that marks a request relayed by a lanpush gateway, with the gateway's id as its value.
+    static let hopHeader = "x-lanpush-hop"
 
-    init(timeout: Double = 10, userAgent: String = JSONHTTPClient.defaultUserAgent) {
+    private let http: JSONHTTPClient
+    private let gatewayId: String
+    private let reachable: [PushURLPolicy.Origin]
+
+    init(
+        timeout: Double = 10, userAgent: String = JSONHTTPClient.defaultUserAgent, gatewayId: String = "",
+        reachable: [String] = []
+    ) {
         http = JSONHTTPClient(timeout: timeout, userAgent: userAgent)
+        self.gatewayId = gatewayId
+        self.reachable = reachable.compactMap(PushURLPolicy.Origin.init)
     }
 
     var timeout: Double { http.timeout }
@@ -26,7 +41,11 @@ final class RelayClient: Sendable {
 
     /// POSTs `body` as JSON to `url` (`https://…` or, for tests, `http://…`). Never blocks.
     func post(_ body: JSONValue, to url: String, completion: @escaping @Sendable (RelayResponse) -> Void) {
-        http.send("POST", url, body: body) { response in
+        let listed = PushURLPolicy.Origin(url).map { target in reachable.contains { $0.covers(target) } } ?? false
+        let admits: (@Sendable (String) -> Bool)? = listed
+            ? nil : { @Sendable address in !AddressClass.isLoopback(address) && !AddressClass.isLinkLocal(address) }
+        let hop = gatewayId.isEmpty ? [] : [(Self.hopHeader, gatewayId)]
+        http.send("POST", url, body: body, headers: hop, admitsAddress: admits) { response in
             completion(RelayResponse(status: response.status, body: response.body, error: response.failure, duration: response.duration))
         }
     }

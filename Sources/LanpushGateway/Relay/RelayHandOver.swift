@@ -28,11 +28,8 @@ final class RelayHandOver {
     private(set) var pacer: RelayPacer
     /// How requests leave; `nil`: they stay queued (tests drive the pacer by hand).
     var transport: RelayTransport?
-    /// push_token|tag pairs of unregistered tokens whose start went to the relay (so the next is an update), with
-    /// when that start went. Past Apple's 8 h ceiling the phone has ended the activity itself: the pair is forgotten
-    /// (the next update is a start again), so pairs whose end never came do not pile up for good.
-    private(set) var unknownTokenActivities: [String: Double] = [:]
-    private var unknownTokensSweptAt: Double = 0
+    /// Relay bodies for push_tokens no device registered (`relay.proxy_unknown_tokens`).
+    let unknownTokens: UnknownTokenProxy
     private var unknownTokenSeq: UInt64 = 0
     private var persistedGeneration: UInt64 = 0
     /// The relay's own last word on `remaining`, per push_token (for the `rateLimits` of lanpush's answers).
@@ -49,10 +46,13 @@ final class RelayHandOver {
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
+        unknownTokens = UnknownTokenProxy(enabled: config.proxyUnknownTokens, perMinute: config.proxyPerMinute)
         var limits = RelayLimits(
             minUpdateInterval: config.minUpdateInterval, startsPerHour: config.startsPerHour,
             quotaReserve: config.quotaReserve)
         limits.quotaFloor = min(limits.quotaFloor, config.quotaReserve / 5)
+        limits.dailyQuota = config.quota
+        limits.maxHold = config.maxHold
         pacer = RelayPacer(limits: limits)
     }
 
@@ -97,33 +97,20 @@ final class RelayHandOver {
         pump()
     }
 
-    /// Traffic for a push_token no client registered: proxied to the upstream, paced per token.
+    /// Traffic for a push_token no client registered (admitted by `unknownTokens`): proxied to the upstream, paced
+    /// per token.
     func proxy(_ request: RelayPushRequest, command: PushCommand, path: String, acceptedAt now: Double) {
-        let key = "push_token:\(request.pushToken)"
-        let tag = command.tag
-        let liveKey = "\(request.pushToken)|\(tag ?? "")"
-        forgetExpiredUnknownTokenActivities(now: now)
-        let started = unknownTokenActivities[liveKey].map { now - $0 < Lifecycle.maximumDuration } ?? false
-        let kind = RelayItem.Kind(command, activityLive: started)
-        switch kind {
-        case .start: unknownTokenActivities[liveKey] = now
-        case .update, .notification: break
-        case .end: unknownTokenActivities[liveKey] = nil
-        }
+        let kind = unknownTokens.kind(of: command, token: request.pushToken, now: now)
         unknownTokenSeq += 1
         let body = RelayBody.forwarding(
             request.raw, acceptedAt: now, liveActivityToken: request.liveActivityToken,
             event: request.notification.data["event"]?.stringValue.flatMap(LiveEvent.init(rawValue:)))
         if body.templateRemoved { metrics.relayTemplatesStripped.increment() }
-        submit(RelayItem(device: key, tag: tag, kind: kind, url: upstreamURL(path: path), body: body.json, seq: unknownTokenSeq))
+        let item = RelayItem(
+            device: "push_token:\(request.pushToken)", tag: command.tag, kind: kind, url: upstreamURL(path: path),
+            body: body.json, seq: unknownTokenSeq)
+        submit(item)
         pump()
-    }
-
-    /// At most once a minute: the pairs past the 8 h ceiling go.
-    private func forgetExpiredUnknownTokenActivities(now: Double) {
-        guard now - unknownTokensSweptAt >= 60 else { return }
-        unknownTokensSweptAt = now
-        unknownTokenActivities = unknownTokenActivities.filter { now - $0.value < Lifecycle.maximumDuration }
     }
 
     /// A start with no activity token to address goes by the device's push-to-start token, when its client reported
@@ -242,7 +229,13 @@ final class RelayHandOver {
     func pump() {
         defer { syncOutbox() }
         guard let transport else { return }
-        for item in pacer.due(now: clock()) {
+        let due = pacer.due(now: clock())
+        let expired = pacer.takeExpired()
+        if !expired.isEmpty {
+            metrics.relayDropped.increment(by: Int64(expired.count))
+            loggedDrop(expired, "held past relay.max_hold (the relay was rate-limited or unreachable)")
+        }
+        for item in due {
             metrics.relayRequests.increment()
             // A request leaving counts against the device's quota (the pacer's `remaining`).
             if let device = directory[item.device] { events.changed(device) }
@@ -274,13 +267,15 @@ final class RelayHandOver {
         if let remaining = response.rateLimits.remaining, let token = token(of: item) {
             remainingByToken[token] = remaining
         }
+        let why = Self.refusal(response)
         if completion.tokenInvalidated {
-            logger.warning("relay refused the device's push token (403): relay path stopped for it", metadata: ["device": "\(item.device)"])
+            metrics.relayInvalidatedTokens.increment()
+            logger.warning("relay refused the device's push token: relay path stopped for it until it registers again",
+                metadata: ["device": "\(item.device)", "why": "\(why)"])
         }
         if !completion.dropped.isEmpty || !completion.overflow.isEmpty {
             metrics.relayDropped.increment(by: Int64(completion.dropped.count + completion.overflow.count))
-            loggedDrop(completion.dropped, completion.tokenInvalidated
-                ? "the relay refused the device's push token (403)" : "the relay refused the request (HTTP \(response.status ?? 0))")
+            loggedDrop(completion.dropped, why)
             loggedDrop(completion.overflow, "the relay outbox is full")
         }
         if response.status == nil || (response.status ?? 0) >= 500 {
@@ -292,6 +287,21 @@ final class RelayHandOver {
         // The answer's rateLimits (remaining, resetsAt), or a 403, changed what the device's relay path looks like.
         if let device = directory[item.device] { events.changed(device) }
         pump()
+    }
+
+    /// Why the relay refused a request, as its answer says (mobile-apps-fcm-push `functions/handlers.js`,
+    /// `handleError`: a 500 names its cause in `errorType`).
+    static func refusal(_ response: RelayResponse) -> String {
+        switch response.outcome {
+        case .forbidden:
+            let type = response.body?["errorType"]?.stringValue
+            return type == "InvalidToken"
+                ? "the relay says the push token is no longer registered (500 InvalidToken)"
+                : "the relay refused the push token (403)"
+        case .payloadTooLarge: return "the relay says the message is too large for the push service (500 PayloadTooLarge)"
+        case .rejected(let status): return "the relay refused the request (HTTP \(status))"
+        default: return "HTTP \(response.status ?? 0)"
+        }
     }
 
     /// The relay carried `item` to the phone: a later drain must not send it again.
@@ -348,6 +358,7 @@ final class RelayHandOver {
         if let remaining = status.remaining { o["remaining"] = .number(Double(remaining)) }
         if let resets = status.resetsAt { o["resets_at"] = .number(resets.rounded()) }
         if let backoff = status.backoffUntil { o["backoff_until"] = .number(backoff.rounded()) }
+        o["sent_today"] = .number(Double(status.sentToday))
         return .object(o)
     }
 }

@@ -11,6 +11,11 @@ final class SessionRegistry {
     /// flight (ack). The housekeeping tick walks these, not every session — walking 1,000 idle sessions four times a
     /// second held the loop ~0.4 ms each time — and lets go of those with nothing left to time.
     private(set) var timed: Set<UInt64> = []
+    /// Sessions that have not authenticated yet, per peer address: bounded per address
+    /// (`limits.unauthenticated_per_address`), and not counted toward `limits.max_sessions`, so sockets that never
+    /// authenticate cannot keep a device out.
+    private(set) var pendingByPeer: [String: Int] = [:]
+    private(set) var pendingCount = 0
     let metrics: GatewayMetrics
     let counters: TurnCounters
     let events: DeviceEvents
@@ -27,10 +32,28 @@ final class SessionRegistry {
 
     var count: Int { sessions.count }
 
+    /// Sessions past their `auth`: what `limits.max_sessions` bounds.
+    var authenticatedCount: Int { sessions.count - pendingCount }
+
+    /// A new session, not yet authenticated.
     func add(_ session: StreamSession) {
         sessions[session.id] = session
         timed.insert(session.id)
+        pendingByPeer[session.transport.peer, default: 0] += 1
+        pendingCount += 1
         metrics.sessions.record(sessions.count)
+    }
+
+    /// The session authenticated (its role is no longer `pending`).
+    func authenticated(_ session: StreamSession) {
+        guard session.countedPending else { return }
+        session.countedPending = false
+        releasePending(session.transport.peer)
+    }
+
+    private func releasePending(_ peer: String) {
+        pendingCount -= 1
+        if let n = pendingByPeer[peer], n > 1 { pendingByPeer[peer] = n - 1 } else { pendingByPeer.removeValue(forKey: peer) }
     }
 
     /// A session now has something a timeout counts on (its first frame in flight).
@@ -46,6 +69,7 @@ final class SessionRegistry {
     /// Removes a closed session; returns it (nil when it was not here).
     func remove(_ id: UInt64) -> StreamSession? {
         guard let session = sessions.removeValue(forKey: id) else { return nil }
+        if session.countedPending { releasePending(session.transport.peer) }
         observerIDs.remove(id)
         timed.remove(id)
         metrics.sessions.record(sessions.count)
@@ -60,7 +84,7 @@ final class SessionRegistry {
     /// The observer sessions that watch `device` (all of them, or that one device).
     func observers(of device: String) -> [StreamSession] {
         observerIDs.compactMap { sessions[$0] }.filter { session in
-            guard case .observer(let scope) = session.role else { return false }
+            guard case .observer(let scope, _) = session.role else { return false }
             return scope == nil || scope == device
         }
     }
@@ -92,24 +116,40 @@ final class SessionRegistry {
             || observerIDs.contains { sessions[$0]?.withCoalescer(device.id) { $0.owesEnd(of: tag) } == true }
     }
 
-    /// Tells observers a device's sessions, path or registration changed: `{"type":"device","device_id",...}`.
-    func announce(_ status: JSONValue, of device: String) {
+    /// Tells observers a device's sessions, path or registration changed: `{"type":"device","device_id",...}`, each
+    /// built once for the observers that may see it (admin, or viewer: relay credentials redacted).
+    func announce(admin: () -> JSONValue, viewer: () -> JSONValue, of device: String) {
         let observers = observers(of: device)
-        guard !observers.isEmpty, case .object(var o) = status else { return }
-        o["type"] = "device"
-        o["device_id"] = .string(device)
-        for observer in observers { observer.queueControl(.object(o)) }
+        guard !observers.isEmpty else { return }
+        var frames: [Bool: JSONValue] = [:]
+        for observer in observers {
+            guard case .observer(_, let isAdmin) = observer.role else { continue }
+            if frames[isAdmin] == nil {
+                guard case .object(var o) = isAdmin ? admin() : viewer() else { continue }
+                o["type"] = "device"
+                o["device_id"] = .string(device)
+                frames[isAdmin] = .object(o)
+            }
+            observer.queueControl(frames[isAdmin]!)
+        }
+    }
+
+    /// Tells observers a device is gone: `{"type":"device","device_id","removed":true}`.
+    func announceRemoved(_ device: String) {
+        for observer in observers(of: device) {
+            observer.queueControl(["type": "device", "device_id": .string(device), "removed": true])
+        }
     }
 
     /// Closes a session once the control frames queued ahead of the close (e.g. `auth_invalid`) are out.
-    func close(_ session: StreamSession, code: UInt16, reason: String) {
+    func close(_ session: StreamSession, code: CloseCode, reason: String) {
         guard !session.closing, session.pendingClose == nil else { return }
-        logger.info("closing session", metadata: session.metadata(["code": "\(code)", "reason": "\(reason)"]))
+        logger.info("closing session", metadata: session.metadata(["code": "\(code.rawValue)", "reason": "\(reason)"]))
         if session.control.isEmpty {
             session.closing = true
-            session.transport.close(code: code, reason: reason)
+            session.transport.close(code: code.rawValue, reason: reason)
         } else {
-            session.pendingClose = (code, reason)
+            session.pendingClose = (code.rawValue, reason)
             session.transport.requestWritable()
         }
     }

@@ -14,4 +14,7 @@ public protocol SessionTransport: AnyObject {
     /// Stop (`true`) or resume reading the peer's frames: TCP then holds what the peer still sends (flow control of
     /// a publisher that outruns its commits or does not read its answers).
     func pauseInput(_ paused: Bool)
+    /// Ping this connection every `seconds` (a client asked for a longer keepalive than the default); a peer that
+    /// answers none for `seconds` + the ping timeout is gone.
+    func keepalive(every seconds: Double)
 }

@@ -8,8 +8,9 @@ final class StreamSession {
         /// Waiting for `auth`.
         case pending
         case device(String)
-        /// Admin or viewer watching one device or all; never acks for a device, never counts as connected.
-        case observer(device: String?)
+        /// Admin or viewer watching one device or all; never acks for a device, never counts as connected. A viewer
+        /// sees relay credentials redacted (`admin` false).
+        case observer(device: String?, admin: Bool)
         /// Admin streaming updates in (`push` frames through the one ingest); gets answers, never events.
         case publisher
     }
@@ -54,6 +55,9 @@ final class StreamSession {
     /// A publisher's stream (item numbers, answers, flow control); `nil` for every other role.
     var publisher: PublisherState?
     var subscribed = false
+    /// Counted among the unauthenticated sessions of its address (`SessionRegistry.pendingByPeer`) until it
+    /// authenticates.
+    var countedPending = true
     var closing = false
     /// A close waiting for the control frames ahead of it (e.g. `auth_invalid`) to go out first.
     var pendingClose: (code: UInt16, reason: String)?
@@ -91,7 +95,7 @@ final class StreamSession {
         switch role {
         case .pending: m["role"] = "pending"
         case .device(let id): m["device"] = "\(id)"
-        case .observer(let d): m["observer"] = "\(d ?? "*")"
+        case .observer(let d, _): m["observer"] = "\(d ?? "*")"
         case .publisher: m["role"] = "publisher"
         }
         return m.merging(extra) { _, new in new }

@@ -21,4 +21,5 @@ final class WSTransport: SessionTransport {
     var isChoked: Bool { connection.isChoked }
     func close(code: UInt16, reason: String) { connection.close(code: code, reason: reason) }
     func pauseInput(_ paused: Bool) { connection.pauseInput(paused) }
+    func keepalive(every seconds: Double) { connection.keepalive(every: seconds) }
 }

@@ -17,6 +17,8 @@ final class GatewayMetrics: Sendable {
     let relayDropped = Counter(label: "lanpush_relay_dropped_total")
     let relayTemplatesStripped = Counter(label: "lanpush_relay_templates_stripped_total")
     let relayInvalidTokens = Gauge(label: "lanpush_relay_invalid_tokens")
+    /// Push tokens the relay said are invalid (403, or 500 `InvalidToken`): each stops its device's relay path.
+    let relayInvalidatedTokens = Counter(label: "lanpush_relay_tokens_invalidated_total")
     private let relayAnswers: [String: Counter] = Dictionary(uniqueKeysWithValues: ["2xx", "403", "429", "4xx", "5xx", "error"].map {
         ($0, Counter(label: "lanpush_relay_answers_total", dimensions: [("status", $0)]))
     })

@@ -15,6 +15,9 @@ struct RateLimitCounters {
     }
 
     let maximum: Int
+    /// Tokens counted at most: the registered ones (a handful) and proxied ones, whose senders are rate-limited; past
+    /// it the tokens of earlier days go, then the least used.
+    static let maxTokens = 4096
     private var counts: [String: Counts] = [:]
     /// `resetsAt` of the current day, formatted once a day (a formatter per answer was a visible cost of HA's
     /// ingest path).
@@ -24,12 +27,20 @@ struct RateLimitCounters {
         self.maximum = maximum
     }
 
+    /// Tokens with counters (tests check that only known ones get any).
+    var tokenCount: Int { counts.count }
+
     static func utcDay(_ now: Double) -> Int { Int((now / 86_400).rounded(.down)) }
 
     private mutating func touch(_ token: String, now: Double) -> Counts {
         let day = Self.utcDay(now)
         if let c = counts[token], c.day == day { return c }
-        if counts.count > 100_000 { counts = counts.filter { $0.value.day == day } }
+        if counts[token] == nil, counts.count >= Self.maxTokens {
+            counts = counts.filter { $0.value.day == day }
+            if counts.count >= Self.maxTokens, let least = counts.min(by: { $0.value.attempts < $1.value.attempts })?.key {
+                counts.removeValue(forKey: least)
+            }
+        }
         return Counts(day: day)
     }
 
@@ -43,7 +54,7 @@ struct RateLimitCounters {
 
     /// `remaining`: the relay's own last word for this token, when it has answered one.
     mutating func json(for token: String, remaining relayRemaining: Int? = nil, now: Double) -> JSONValue {
-        let c = touch(token, now: now)
+        let c = counts[token].flatMap { $0.day == Self.utcDay(now) ? $0 : nil } ?? Counts(day: Self.utcDay(now))
         let remaining = relayRemaining ?? max(0, maximum - c.relayed)
         let day = Self.utcDay(now)
         if resetsAt.day != day {

@@ -176,7 +176,7 @@ async def test_register_with_supports_live_activities_and_an_observer_that_never
     devices, seen = record(observer, "device"), record(observer, "activity")
     async with observer:
         await live(observer)
-        c = make_client(gw, register={"push_token": "tok-phone", "push_url": "http://127.0.0.1:9/relay"},
+        c = make_client(gw, register={"push_token": "tok-phone", "push_url": "https://relay.invalid/relay"},
                         supports_live_activities=True)
         registered = record(c, "registered")
         async with c:

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from fakes import FakeConnector, eventually, handshake
-from lanpush import Backoff, CloseInfo, LanpushClient, MemoryStore, classify_close
+from lanpush import Backoff, LanpushClient, MemoryStore
 
 URL = "ws://gw.test/v1/stream"
 
@@ -110,26 +110,6 @@ async def test_an_attempt_without_auth_ok_is_given_up_after_the_handshake_timeou
     assert connector.transports[0].closed == (None, None), "a link that never answers is dropped, not closed"
     assert any(s.reason == "handshake timeout" for s in statuses)
     await c.stop()
-
-
-@pytest.mark.parametrize("info, kind, seconds", [
-    (CloseInfo(code=4001), "auth_rejected", 0),
-    (CloseInfo(code=1000, auth_invalid="nope"), "auth_rejected", 0),
-    (CloseInfo(code=4029, reason="try again in 12 s"), "wait", 12),
-    (CloseInfo(code=4029, reason=""), "wait", 30),
-    (CloseInfo(code=None, reason="try again in 2.5 s"), "wait", 2.5),  # transports without codes (detail 13)
-    (CloseInfo(code=1013, reason="too many sessions"), "backoff", 5),
-    (CloseInfo(code=None, last_error="too many sessions"), "backoff", 5),
-    (CloseInfo(code=1001), "reconnect_now", 0),
-    (CloseInfo(code=4002, reason="ack timeout"), "reconnect_now", 0),
-    (CloseInfo(code=4003), "reconnect_now", 0),
-    (CloseInfo(code=None, reason="going away"), "reconnect_now", 0),
-    (CloseInfo(code=1006), "backoff", 0),
-    (CloseInfo(code=None, reason="Connection refused"), "backoff", 0),
-])
-def test_classify_close(info, kind, seconds):
-    action = classify_close(info)
-    assert (action.kind, action.seconds) == (kind, seconds)
 
 
 def test_backoff_doubles_to_its_ceiling_with_jitter_below_each_delay():

@@ -39,6 +39,7 @@ var Backoff = class {
 
 // ../typescript/src/closeCodes.ts
 var TOO_MANY_SESSIONS_DELAY = 5e3;
+var TOO_MANY_SESSIONS = /too many [a-z ]*sessions/i;
 function classifyClose(info) {
   const reason = info.reason ?? "";
   if (info.authInvalid !== void 0 || info.code === 4001) {
@@ -48,7 +49,7 @@ function classifyClose(info) {
   if (info.code === 4029 || wait) {
     return { kind: "wait", seconds: wait ? Number(wait[1]) : 30 };
   }
-  if (info.code === 1013 || /too many sessions/i.test(reason) || /too many sessions/i.test(info.lastError ?? "")) {
+  if (info.code === 1013 || TOO_MANY_SESSIONS.test(reason) || TOO_MANY_SESSIONS.test(info.lastError ?? "")) {
     return { kind: "backoff", minimum: TOO_MANY_SESSIONS_DELAY };
   }
   if (info.code === 1001 || info.code === 4002 || info.code === 4003)
@@ -1274,10 +1275,34 @@ var PairingError = class extends Error {
     this.name = "PairingError";
   }
 };
-function parsePairingURL(text) {
-  const m = /^lanpush:\/\/([^/?#]+)\/pair\?([^#]*)$/i.exec(text.trim());
+function readPairing(input, given = {}) {
+  const text = input.trim();
+  if (text.includes("://")) {
+    const read = pairingURL(text);
+    if (typeof read === "string")
+      throw new PairingError(read, null);
+    return read;
+  }
+  if (!text)
+    throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
+  if (!given.address)
+    throw new PairingError("a short code needs the gateway's address", null);
+  const fingerprint2 = given.fingerprint ? hexFingerprint(given.fingerprint) : null;
+  if (given.fingerprint && fingerprint2 === null) {
+    throw new PairingError(`not a SHA-256 fingerprint (64 hex digits): ${given.fingerprint}`, null);
+  }
+  return { addresses: [hostPort(given.address)], code: text, fingerprint: fingerprint2 };
+}
+function hexFingerprint(fingerprint2) {
+  const fp = fingerprint2.replace(/[\s:]/g, "").toLowerCase();
+  return /^[0-9a-f]{64}$/.test(fp) ? fp : null;
+}
+function pairingURL(text) {
+  const m = /^lanpush:\/\/([^/?#]*)\/pair\?([^#]*)$/i.exec(text);
   if (!m)
-    return null;
+    return `not a pairing URL (lanpush://HOST:PORT/pair?code=…): ${text}`;
+  if (!m[1])
+    return "the pairing URL names no address";
   const params = m[2].split("&").filter((p) => p !== "").map((p) => {
     const i = p.indexOf("=");
     const decode = (s) => decodeURIComponent(s.replace(/\+/g, " "));
@@ -1286,19 +1311,17 @@ function parsePairingURL(text) {
   const get = (name) => params.find(([k]) => k === name)?.[1] ?? null;
   const code = get("code");
   if (!code)
-    return null;
+    return "the pairing URL has no code";
   const fp = get("fp");
-  const alternatives = params.filter(([k, v]) => k === "alt" && v !== "").map(([, v]) => v);
-  return { addresses: [m[1], ...alternatives], code, fingerprint: fp ? fp.replace(/:/g, "").toLowerCase() : null };
+  const fingerprint2 = fp ? hexFingerprint(fp) : null;
+  if (fp && fingerprint2 === null)
+    return `the pairing URL's fp is not a SHA-256 fingerprint (64 hex digits): ${fp}`;
+  const alternatives = params.filter(([k]) => k === "alt").flatMap(([, v]) => v.split(/\s+/));
+  const addresses = [.../* @__PURE__ */ new Set([m[1], ...alternatives.filter((a) => a !== "")])];
+  return { addresses, code, fingerprint: fingerprint2 };
 }
 async function redeemPairing(input, options) {
-  const url = parsePairingURL(input);
-  const code = url ? url.code : input.trim();
-  if (!code)
-    throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
-  const addresses = url ? url.addresses : options.address ? [hostPort(options.address)] : [];
-  if (addresses.length === 0)
-    throw new PairingError("a short code needs the gateway's address", null);
+  const { addresses, code, fingerprint: fingerprint2 } = readPairing(input, options);
   const [http, ws] = options.tls ? ["https", "wss"] : ["http", "ws"];
   let lastFailure = "";
   for (const address of addresses) {
@@ -1320,7 +1343,7 @@ async function redeemPairing(input, options) {
         token: body.token,
         address,
         url: `${ws}://${address}/v1/stream`,
-        fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : url?.fingerprint ?? null
+        fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : fingerprint2
       };
     }
     const message = body && typeof body.message === "string" ? body.message : `the gateway answered ${answer.status}`;

@@ -25,6 +25,9 @@ export interface CloseInfo {
 /** Minimum delay before retrying when the gateway has no room for another session (ms). */
 export const TOO_MANY_SESSIONS_DELAY = 5_000;
 
+/** "too many sessions", "too many unauthenticated sessions from this address": both are 1013's reasons. */
+const TOO_MANY_SESSIONS = /too many [a-z ]*sessions/i;
+
 export function classifyClose(info: CloseInfo): CloseAction {
   const reason = info.reason ?? "";
   if (info.authInvalid !== undefined || info.code === 4001) {
@@ -34,7 +37,7 @@ export function classifyClose(info: CloseInfo): CloseAction {
   if (info.code === 4029 || wait) {
     return { kind: "wait", seconds: wait ? Number(wait[1]) : 30 };
   }
-  if (info.code === 1013 || /too many sessions/i.test(reason) || /too many sessions/i.test(info.lastError ?? "")) {
+  if (info.code === 1013 || TOO_MANY_SESSIONS.test(reason) || TOO_MANY_SESSIONS.test(info.lastError ?? "")) {
     return { kind: "backoff", minimum: TOO_MANY_SESSIONS_DELAY };
   }
   if (info.code === 1001 || info.code === 4002 || info.code === 4003) return { kind: "reconnect_now" };

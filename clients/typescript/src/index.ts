@@ -19,5 +19,5 @@ export type {
   SnapshotActivity, SnapshotFrame, StartFrame, SyncedFrame, UpdateFrame,
 } from "./protocol.js";
 export type { WebSocketLike, WebSocketConstructorLike, SocketFactory, CloseEventLike, MessageEventLike, Timers } from "./transport.js";
-export { parsePairingURL, redeemPairing, PairingError } from "./pairing.js";
+export { parsePairingURL, readPairing, redeemPairing, PairingError } from "./pairing.js";
 export type { Paired, PairingFetch, PairingURL } from "./pairing.js";

@@ -47,10 +47,52 @@ export class PairingError extends Error {
   }
 }
 
-/** A pairing URL, or null when `text` is not one (a short code, say). */
+/** A pairing URL, or null when `text` is not one (a short code, say, or a URL `readPairing` refuses). */
 export function parsePairingURL(text: string): PairingURL | null {
-  const m = /^lanpush:\/\/([^/?#]+)\/pair\?([^#]*)$/i.exec(text.trim());
-  if (!m) return null;
+  const read = pairingURL(text.trim());
+  return typeof read === "string" ? null : read;
+}
+
+/**
+ * What a pairing names before it is redeemed: a pairing URL, or a code typed by hand (the short code, or the whole
+ * code) with the gateway's `address` (`HOST:PORT` or a URL of the gateway) and, to pin it, its `fingerprint`. Throws a
+ * `PairingError` (status null) for input that names no gateway or no code, or a fingerprint no certificate can have.
+ */
+export function readPairing(input: string, given: { address?: string; fingerprint?: string } = {}): PairingURL {
+  const text = input.trim();
+  if (text.includes("://")) {
+    const read = pairingURL(text);
+    if (typeof read === "string") throw new PairingError(read, null);
+    return read;
+  }
+  if (!text) throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
+  if (!given.address) throw new PairingError("a short code needs the gateway's address", null);
+  const fingerprint = given.fingerprint ? hexFingerprint(given.fingerprint) : null;
+  if (given.fingerprint && fingerprint === null) {
+    throw new PairingError(`not a SHA-256 fingerprint (64 hex digits): ${given.fingerprint}`, null);
+  }
+  // Sent as typed: the gateway reads it case-insensitively, hyphens and spaces ignored, I/L as 1 and O as 0.
+  return { addresses: [hostPort(given.address)], code: text, fingerprint };
+}
+
+/** Lowercase hex without separators (`AB:CD:…`, as `openssl x509 -fingerprint -sha256` prints it, works too). */
+export function normalizeFingerprint(fingerprint: string): string {
+  const fp = hexFingerprint(fingerprint);
+  if (fp === null) throw new Error(`not a SHA-256 fingerprint (64 hex digits): ${JSON.stringify(fingerprint)}`);
+  return fp;
+}
+
+/** `normalizeFingerprint`, or null when `fingerprint` is not one. */
+function hexFingerprint(fingerprint: string): string | null {
+  const fp = fingerprint.replace(/[\s:]/g, "").toLowerCase();
+  return /^[0-9a-f]{64}$/.test(fp) ? fp : null;
+}
+
+/** The pairing URL in `text`, or why it is none. */
+function pairingURL(text: string): PairingURL | string {
+  const m = /^lanpush:\/\/([^/?#]*)\/pair\?([^#]*)$/i.exec(text);
+  if (!m) return `not a pairing URL (lanpush://HOST:PORT/pair?code=…): ${text}`;
+  if (!m[1]) return "the pairing URL names no address";
   // By hand, not URLSearchParams: the library runs where only the ECMAScript globals are (the Scripting app).
   const params: [string, string][] = m[2]
     .split("&")
@@ -62,10 +104,14 @@ export function parsePairingURL(text: string): PairingURL | null {
     });
   const get = (name: string) => params.find(([k]) => k === name)?.[1] ?? null;
   const code = get("code");
-  if (!code) return null;
+  if (!code) return "the pairing URL has no code";
   const fp = get("fp");
-  const alternatives = params.filter(([k, v]) => k === "alt" && v !== "").map(([, v]) => v);
-  return { addresses: [m[1], ...alternatives], code, fingerprint: fp ? fp.replace(/:/g, "").toLowerCase() : null };
+  const fingerprint = fp ? hexFingerprint(fp) : null;
+  if (fp && fingerprint === null) return `the pairing URL's fp is not a SHA-256 fingerprint (64 hex digits): ${fp}`;
+  // Each address once, in order: an `alt` may hold several, separated by spaces.
+  const alternatives = params.filter(([k]) => k === "alt").flatMap(([, v]) => v.split(/\s+/));
+  const addresses = [...new Set([m[1], ...alternatives.filter((a) => a !== "")])];
+  return { addresses, code, fingerprint };
 }
 
 /**
@@ -77,15 +123,13 @@ export async function redeemPairing(
   options: {
     fetch: PairingFetch;
     address?: string;
+    /** With a typed code: the gateway's certificate fingerprint, as `readPairing` takes it. */
+    fingerprint?: string;
     /** `https://` and `wss://`: only with a `fetch` that checks the gateway's certificate (a pinning one). */
     tls?: boolean;
   },
 ): Promise<Paired> {
-  const url = parsePairingURL(input);
-  const code = url ? url.code : input.trim();
-  if (!code) throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
-  const addresses = url ? url.addresses : options.address ? [hostPort(options.address)] : [];
-  if (addresses.length === 0) throw new PairingError("a short code needs the gateway's address", null);
+  const { addresses, code, fingerprint } = readPairing(input, options);
   const [http, ws] = options.tls ? ["https", "wss"] : ["http", "ws"];
   let lastFailure = "";
   for (const address of addresses) {
@@ -107,7 +151,7 @@ export async function redeemPairing(
         token: body.token,
         address,
         url: `${ws}://${address}/v1/stream`,
-        fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : url?.fingerprint ?? null,
+        fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : fingerprint,
       };
     }
     const message = body && typeof body.message === "string" ? body.message : `the gateway answered ${answer.status}`;

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Backoff } from "../src/backoff.js";
-import { classifyClose } from "../src/closeCodes.js";
 
 test("backoff doubles up to its ceiling and starts over after a reset", () => {
   const b = new Backoff({ initial: 500, max: 8000, jitter: 0 });
@@ -20,15 +19,4 @@ test("backoff jitter keeps each delay within [d·(1−jitter), d]", () => {
     assert.ok(d <= ceilings[i] && d >= ceilings[i] * 0.5, `delay ${i}: ${d} for ceiling ${ceilings[i]}`);
   });
   assert.notEqual(delays[0] / ceilings[0], delays[1] / ceilings[1], "jittered, not fixed");
-});
-
-test("close codes: what the next attempt does", () => {
-  assert.deepEqual(classifyClose({ code: 4001, reason: "auth invalid" }), { kind: "auth_rejected", message: "auth invalid" });
-  assert.deepEqual(classifyClose({ authInvalid: "invalid token" }), { kind: "auth_rejected", message: "invalid token" }, "known from the frame when the transport has no code");
-  assert.deepEqual(classifyClose({ code: 4029, reason: "rate-limited: try again in 12 s" }), { kind: "wait", seconds: 12 });
-  assert.deepEqual(classifyClose({ reason: "try again in 2.5s" }), { kind: "wait", seconds: 2.5 });
-  assert.equal(classifyClose({ code: 1013, reason: "too many sessions" }).kind, "backoff");
-  assert.ok((classifyClose({ lastError: "too many sessions" }) as { minimum: number }).minimum >= 5000);
-  for (const code of [1001, 4002, 4003]) assert.deepEqual(classifyClose({ code }), { kind: "reconnect_now" });
-  assert.deepEqual(classifyClose({ code: 1006 }), { kind: "backoff", minimum: 0 });
 });

@@ -171,7 +171,7 @@ describe("against lanpushd", { concurrency: false }, () => {
     const seen = record(observer, "activity");
     observer.start();
     await live(observer);
-    const c = client(gw, "phone", { register: { push_token: "tok-phone", push_url: "http://127.0.0.1:9/relay" }, supportsLiveActivities: true });
+    const c = client(gw, "phone", { register: { push_token: "tok-phone", push_url: "https://relay.invalid/relay" }, supportsLiveActivities: true });
     const registered = record(c, "registered");
     c.start();
     await live(c);

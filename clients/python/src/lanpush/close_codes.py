@@ -13,6 +13,8 @@ TOO_MANY_SESSIONS_DELAY = 5.0
 DEFAULT_RATE_LIMIT_WAIT = 30.0
 
 _WAIT = re.compile(r"try again in\s+(\d+(?:\.\d+)?)\s*s", re.IGNORECASE)
+# "too many sessions", "too many unauthenticated sessions from this address": both are 1013's reasons.
+_TOO_MANY_SESSIONS = re.compile(r"too many [a-z ]*sessions", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -46,8 +48,7 @@ def classify_close(info: CloseInfo) -> CloseAction:
     wait = _WAIT.search(reason)
     if info.code == 4029 or wait:
         return CloseAction("wait", seconds=float(wait.group(1)) if wait else DEFAULT_RATE_LIMIT_WAIT)
-    too_many = re.compile("too many sessions", re.IGNORECASE)
-    if info.code == 1013 or too_many.search(reason) or too_many.search(info.last_error or ""):
+    if info.code == 1013 or _TOO_MANY_SESSIONS.search(reason) or _TOO_MANY_SESSIONS.search(info.last_error or ""):
         return CloseAction("backoff", seconds=TOO_MANY_SESSIONS_DELAY)
     if info.code in (1001, 4002, 4003):
         return CloseAction("reconnect_now")

@@ -1,4 +1,4 @@
-"""Pairing (docs/PROTOCOL.md, "Pairing"): a one-time code from `lanpush pair` or `POST /v1/pairings` becomes a
+"""Pairing (docs/CLIENTS.md, "Pairing URL"): a one-time code from `lanpush pair` or `POST /v1/pairings` becomes a
 device token, with no YAML and no token typed by hand.
 
     lanpush://HOST:PORT/pair?code=CODE[&fp=SHA256][&alt=HOST2:PORT2 ...]
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import ssl
 import urllib.error
 import urllib.request
@@ -43,6 +44,21 @@ class PairingURL:
     alternatives: Tuple[str, ...] = ()
 
     @classmethod
+    def read(cls, text: str, address: Optional[str] = None, fingerprint: Optional[str] = None) -> "PairingURL":
+        """What a pairing names before it is redeemed: a pairing URL, or a code typed by hand (the short code, or the
+        whole code) at the gateway's `address` ("HOST:PORT" or a URL of the gateway), pinned to `fingerprint` if
+        given. Raises ValueError for input that names no gateway or no code, or a fingerprint no certificate has."""
+        text = text.strip()
+        if "://" in text:
+            return cls.parse(text)
+        if not text:
+            raise ValueError("no pairing code: scan the pairing URL or type the short code")
+        if not address:
+            raise ValueError("a short code needs the gateway's address")
+        # Sent as typed: the gateway reads it case-insensitively, hyphens and spaces ignored, I/L as 1 and O as 0.
+        return cls(_host_port(address), text, normalize_fingerprint(fingerprint) if fingerprint else None)
+
+    @classmethod
     def parse(cls, url: str) -> "PairingURL":
         parts = urlsplit(url.strip())
         if parts.scheme != "lanpush" or not parts.netloc or parts.path.rstrip("/") != "/pair":
@@ -59,7 +75,13 @@ class PairingURL:
 
     @property
     def hosts(self) -> List[str]:
-        return [self.host] + [a for a in self.alternatives if a != self.host]
+        """The addresses to try, in order, each once."""
+        return list(dict.fromkeys((self.host, *self.alternatives)))
+
+
+def _host_port(address: str) -> str:
+    """`192.168.1.5:8765`, `http://192.168.1.5:8765/`, `ws://…/v1/stream` → `192.168.1.5:8765`."""
+    return re.sub(r"^[a-z][a-z0-9+.-]*://", "", address.strip(), flags=re.IGNORECASE).split("/", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -104,7 +126,7 @@ class Credentials:
 def redeem(pairing: Union[str, PairingURL], *, timeout: float = 10.0) -> Credentials:
     """Redeems the code (blocking): tries the URL's address, then each `alt`, until one answers. A refusal ends
     it at once (the code is used up or wrong; trying it elsewhere would only count more failures)."""
-    p = PairingURL.parse(pairing) if isinstance(pairing, str) else pairing
+    p = PairingURL.read(pairing) if isinstance(pairing, str) else pairing
     context = pinned_context(p.fingerprint) if p.fingerprint else None
     scheme = "https" if context is not None else "http"
     failures: List[str] = []

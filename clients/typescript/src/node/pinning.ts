@@ -17,9 +17,11 @@ import { createHash } from "node:crypto";
 import { Agent, request } from "node:https";
 import { isIP } from "node:net";
 import { connect, TLSSocket } from "node:tls";
-import { PairingError, parsePairingURL, redeemPairing } from "../pairing.js";
+import { normalizeFingerprint, PairingError, readPairing, redeemPairing } from "../pairing.js";
 import type { Paired, PairingFetch } from "../pairing.js";
 import type { CloseEventLike, MessageEventLike, SocketFactory, WebSocketLike } from "../transport.js";
+
+export { normalizeFingerprint };
 
 /** The gateway presented another certificate than the pinned one, or none. */
 export class FingerprintMismatchError extends Error {
@@ -29,12 +31,6 @@ export class FingerprintMismatchError extends Error {
   }
 }
 
-/** Lowercase hex without separators; `AB:CD:…` (as `openssl x509 -fingerprint -sha256` prints it) works too. */
-export function normalizeFingerprint(fingerprint: string): string {
-  const fp = fingerprint.replace(/[\s:]/g, "").toLowerCase();
-  if (!/^[0-9a-f]{64}$/.test(fp)) throw new Error(`not a SHA-256 fingerprint (64 hex digits): ${JSON.stringify(fingerprint)}`);
-  return fp;
-}
 
 /** The fingerprint lanpushd publishes: the hex SHA-256 of the certificate's DER. */
 export function fingerprintOf(der: Uint8Array): string {
@@ -172,11 +168,15 @@ export async function redeemPinnedPairing(
   input: string,
   options: { address?: string; fingerprint?: string; timeoutMs?: number } = {},
 ): Promise<Paired & { fingerprint: string }> {
-  const given = parsePairingURL(input)?.fingerprint ?? options.fingerprint;
-  if (!given) {
+  const { fingerprint } = readPairing(input, options);
+  if (!fingerprint) {
     throw new PairingError("no fingerprint to pin: the pairing URL has no fp (the gateway serves no TLS) and none was given", null);
   }
-  const fingerprint = normalizeFingerprint(given);
-  const paired = await redeemPairing(input, { fetch: pinnedFetch(fingerprint, options), address: options.address, tls: true });
+  const paired = await redeemPairing(input, {
+    fetch: pinnedFetch(fingerprint, options),
+    address: options.address,
+    fingerprint: options.fingerprint,
+    tls: true,
+  });
   return { ...paired, fingerprint };
 }

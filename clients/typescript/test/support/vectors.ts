@@ -41,3 +41,11 @@ export function loadVectors(set: "v1" | "v2" = "v1"): Vector[] {
     .sort()
     .map((f) => JSON.parse(readFileSync(join(dir, f), "utf8")) as Vector);
 }
+
+/** One of the client rules' vectors (`Tests/Fixtures/protocol/client/NAME.json`, docs/CLIENTS.md "Protocol vectors"). */
+export function loadClientVector<T>(name: "close-codes" | "pairing" | "acks"): { format: number; name: string; description: string } & T {
+  const file = join(repoRoot(), "Tests", "Fixtures", "protocol", "client", `${name}.json`);
+  const vector = JSON.parse(readFileSync(file, "utf8"));
+  if (vector.format !== 1 || vector.name !== name) throw new Error(`${file}: format ${vector.format}, name ${vector.name}`);
+  return vector;
+}
