@@ -346,12 +346,32 @@ describe("the Scripting script: what the Lock Screen shows", { concurrency: fals
     assert.ok(sent.state.message.endsWith("…") && sent.state.message.startsWith("Rinse Rinse"));
     assert.equal(sent.state.progress_bar_direction, "decreasing", "what the card draws is kept whole");
     assert.equal(sent.state.url, "/lovelace/laundry");
-    assert.deepEqual(Object.keys(sent.state).sort(), ["message", "progress", "progress_bar_direction", "progress_max", "url"]);
+    assert.deepEqual(Object.keys(sent.state).sort(), ["message", "progress", "progress_bar_direction", "progress_max", "title", "url"]);
     await eventually(() => assert.ok(pageTexts().some((t) => t.startsWith("washer_cycle: shortened") && t.includes("state.message")), pageTexts().join(" | ")));
     // A short message again: nothing is cut, and the page says nothing.
     await gw.push("phone", { title: "Washing Machine", message: "Spinning", data: { tag: "washer_cycle", live_update: true, progress: 50, progress_max: 100 } });
     await eventually(() => assert.equal(activity().calls.at(-1)!.contentState.state.message, "Spinning"));
     await eventually(() => assert.ok(!pageTexts().some((t) => t.startsWith("washer_cycle: shortened"))));
+    await stopScript();
+  });
+
+  test("through the gateway: the title an update carries, and a negative relative when as a bounded count-up", async () => {
+    const gw = await gateway();
+    await runScript(gw);
+    await scriptLive();
+    await gw.push("phone", { title: "Workout", message: "Plank", data: { tag: "plank", live_update: true, chronometer: true, when: -60, when_relative: true } });
+    await eventually(() => assert.equal(activity().calls.length, 1));
+    const state = (await gw.activities("phone")).plank.state;
+    assert.equal(state.countdown_end - state.chronometer_start, 60, "the gateway's bounded count-up: 60 s from now");
+    const [label] = ofType(region(activity().rendered(), "content"), "TimerIntervalLabel");
+    assert.equal(label.props.countsDown, false, "counts up");
+    assert.equal(label.props.from.getTime(), state.chronometer_start * 1000);
+    assert.equal(label.props.to.getTime(), state.countdown_end * 1000);
+    await gw.push("phone", { title: "Workout · set 2", message: "Rest", data: { tag: "plank", live_update: true } });
+    await eventually(() => assert.equal(activity().calls.length, 2));
+    assert.equal((await gw.activities("phone")).plank.state.title, "Workout · set 2");
+    assert.ok(texts(region(activity().rendered(), "content")).includes("Workout · set 2"), "the header follows the title");
+    assert.equal(activity().calls.length, 2, "the same Live Activity, updated");
     await stopScript();
   });
 });
