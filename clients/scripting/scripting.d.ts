@@ -270,17 +270,13 @@ declare module "scripting" {
   export function LiveActivityUIExpandedCenter(props: { children: VirtualNode }): VirtualNode;
   export function LiveActivityUIExpandedBottom(props: { children: VirtualNode }): VirtualNode;
 
-  /** [dts] `type LiveActivityDetail`. */
-  export type LiveActivityDetail = { id: string; state: LiveActivityState };
   /**
    * [dts] `declare class LiveActivity<T>`; [docs] "LiveActivity" sections 5–7 and 9.3: register in
    * `live_activity.tsx`; Live Activities outlive the script, and `from` finds one again by its id after a re-run.
    */
   export class LiveActivity<T> {
     static register<T>(name: string, builder: LiveActivityUIBuilder<T>): () => LiveActivity<T>;
-    name: string;
     readonly activityId: string | undefined;
-    readonly started: boolean;
     start(contentState: T, options?: LiveActivityOptions): Promise<boolean>;
     update(contentState: T, options?: LiveActivityUpdateOptions): Promise<boolean>;
     end(contentState: T, options?: LiveActivityEndOptions): Promise<boolean>;
