@@ -11,11 +11,13 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import pytest
 
 import gateway as gateway_module
 from gateway import ROOT
+from test_pairing import read_qr
 
 CLI = Path(os.environ.get("LANPUSH_CLI") or ROOT / ".build" / "debug" / "lanpush")
 if os.environ.get("LANPUSHD"):
@@ -565,6 +567,30 @@ def test_plain_http_commands_pin_the_gateways_own_certificate(gateway):
     assert f"fp={fp}" in r.stdout.splitlines()[0]
     r = lanpush("pair", "garage", "--no-qr", "--fingerprint", wrong, env=https)
     assert r.returncode == 1 and "TLS handshake failed" in one_error_line(r), r.stderr
+
+
+def test_pair_for_the_scripting_app_prints_its_run_url_with_the_pairing_inside(gateway):
+    """`lanpush pair --scripting`: the QR code an iPhone's Camera opens into the Scripting script —
+    `scripting://run/NAME?pair=…`, the pairing URL whole in `pair`, escaped as JavaScript's encodeURIComponent
+    escapes it (what the script's own builder writes) — then the pairing URL and the short code as usual."""
+    gw = gateway()
+    for flags, name in ((["--scripting"], "lanpush"), (["--scripting", "--script-name", "lanpush home"], "lanpush home")):
+        r = lanpush("pair", "iphone", *flags, gw=gw)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.rstrip("\n").split("\n")
+        run = next(line for line in lines if line.startswith("scripting://"))
+        pairing = next(line for line in lines if line.startswith("lanpush://"))
+        assert lines.index(pairing) == lines.index(run) + 1 and lines[-1].startswith("code: ")
+        assert read_qr(lines[:lines.index(run)]) == run, "the QR code is the run URL"
+        assert run == f"scripting://run/{quote(name, safe=ENCODE_URI_COMPONENT_KEEPS)}?pair={quote(pairing, safe=ENCODE_URI_COMPONENT_KEEPS)}"
+        parts = urlsplit(run)
+        assert unquote(parts.path) == f"/{name}" and parse_qs(parts.query) == {"pair": [pairing]}
+    r = lanpush("pair", "iphone", "--script-name", "x", gw=gw)
+    assert r.returncode != 0 and "--script-name goes with --scripting" in r.stderr
+
+
+# What JavaScript's encodeURIComponent leaves as it is (ECMA-262, "encodeURIComponent"): the unreserved marks.
+ENCODE_URI_COMPONENT_KEEPS = "-_.!~*'()"
 
 
 # -------------------------------------------------------------------------------------------------------- status

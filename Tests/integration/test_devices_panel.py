@@ -1,9 +1,11 @@
 """The live preview's Devices panel in headless Chromium (chromium.py): add, rename, new token, pair, remove.
 
 A token the page shows must open a real device session; the pairing QR code in the page, decoded from a
-screenshot by zbar (pyzbar), must be exactly the pairing URL the API answered the page with.
+screenshot by zbar (pyzbar), must be exactly the pairing URL the API answered the page with, and the second one,
+for an iPhone's Camera, the Scripting app's run URL of the script with exactly that pairing URL in its `pair`.
 """
 import re
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from PIL import Image
 from pyzbar.pyzbar import decode
@@ -74,6 +76,19 @@ def test_devices_panel_adds_renames_pairs_and_removes(gateway, browser):
     found = decode(Image.open(shot))
     assert [s.data.decode() for s in found] == [pairing["url"]], found
     assert browser.js("document.querySelector('[data-field=pairing-short-code]').textContent") == pairing["short_code"]
+    # The Camera's code: Scripting's run URL (`scripting://run/NAME?pair=…`), the pairing URL whole in `pair`, as
+    # the app's URL handling reads a query (percent-decoded), for the script name typed in the panel.
+    for name in ("lanpush", "lanpush home"):
+        browser.js(f"""(i => {{ i.value = {name!r}; i.dispatchEvent(new Event('input', {{bubbles: true}})); }})
+            (document.querySelector('[data-field=pairing-script-name]'))""")
+        shot = browser.screenshot(f"devices-pairing-scripting-qr-{name.replace(' ', '-')}", "[data-field=pairing-scripting-qr] img")
+        scanned = [s.data.decode() for s in decode(Image.open(shot))]
+        assert len(scanned) == 1 and scanned[0] == browser.js(
+            "document.querySelector('[data-region=pairing-scripting]').dataset.url"), scanned
+        run = urlsplit(scanned[0])
+        assert (run.scheme, run.netloc, unquote(run.path)) == ("scripting", "run", f"/{name}"), run
+        assert parse_qs(run.query) == {"pair": [pairing["url"]]}, run.query
+        assert re.fullmatch(r"pair=[A-Za-z0-9%._~!*'()-]+", run.query), "every reserved character of the pairing URL escaped"
     browser.screenshot("devices-panel", "[data-region=devices-panel]")
     # What a client does with the scanned URL: redeem the code for the device's token.
     code = re.search(r"[?&]code=([^&]+)", found[0].data.decode()).group(1)

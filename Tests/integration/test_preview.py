@@ -222,6 +222,70 @@ def test_cards_follow_display_rules_and_lifecycle(gateway, browser):
     assert browser.exceptions == []
 
 
+def test_cards_draw_the_content_state_as_the_ios_app_does(gateway, browser):
+    """The iOS companion app's rules (home-assistant/iOS HALiveActivityAttributes.swift, HALockScreenView.swift,
+    HAActivityTimerProgressBar.swift, LiveActivityRegistry.swift): `decreasing` drains the bar while the percentage
+    keeps counting up, a tap opens the `url` (an HA path in the companion app), a countdown without progress has a
+    bar of its own and counts up once past its end, and the app marks an activity stale 2 s after its timer's end."""
+    gw = gateway()
+    browser.open(f"http://127.0.0.1:{gw.port}/?token={gw.admin}")
+    browser.wait("document.body.dataset.connState === 'open'", what="connected")
+    push(gw, {"title": "Dryer", "message": "Drying", "data": {
+        "tag": "dryer", "live_update": True, "progress": 30, "progress_max": 100,
+        "progress_bar_direction": "decreasing", "url": "/lovelace/laundry"}})
+    browser.wait(f"!!document.querySelector('{card('dryer')}')", what="the dryer card")
+    bar = browser.js(f"""(b => ({{value: b.dataset.value, direction: b.dataset.direction,
+        width: b.querySelector('[data-field=progress-fill]').style.width}}))
+        (document.querySelector('{card('dryer')} [data-field=progress-bar]'))""")
+    assert bar == {"value": "0.7000", "direction": "decreasing", "width": "70%"}, bar
+    f = browser.js(f"{FACTS}('{card('dryer')}')")
+    assert f["trailing"] == "30%", "the percentage is the progress, whichever way the bar runs"
+    tap = browser.js(f"(c => ({{tap: c.dataset.tap, url: c.dataset.url, href: c.dataset.tapHref}}))"
+                     f"(document.querySelector('{card('dryer')} [data-field=card]'))")
+    assert tap == {"tap": "path", "url": "/lovelace/laundry", "href": "homeassistant://navigate/lovelace/laundry"}, tap
+    push(gw, {"title": "Dryer", "message": "Drying", "data": {
+        "tag": "dryer", "live_update": True, "progress": 40, "progress_max": 100, "url": "https://example.com/dryer"}})
+    browser.wait(f"document.querySelector('{card('dryer')} [data-field=card]').dataset.tap === 'url'", what="a web URL")
+    assert browser.js(f"document.querySelector('{card('dryer')} [data-field=card]').dataset.tapHref") == "https://example.com/dryer"
+    assert browser.js(f"document.querySelector('{card('dryer')} [data-field=progress-bar]').dataset.direction") is None
+
+    # A title an update carries is the header (the content state's `title`).
+    push(gw, {"title": "Dryer (eco)", "message": "Drying", "data": {"tag": "dryer", "live_update": True}})
+    browser.wait(f"document.querySelector('{card('dryer')} [data-field=title]').textContent === 'Dryer (eco)'",
+                 what="the new title")
+
+    # A 3 s countdown with no progress: its own draining bar, then a count-up, then stale by the app's rule.
+    push(gw, {"title": "Egg timer", "message": "Boiling", "data": {
+        "tag": "eggs", "live_update": True, "chronometer": True, "when": 3, "when_relative": True}})
+    browser.wait(f"!!document.querySelector('{card('eggs')} [data-field=timer-bar]')", what="the timer's bar")
+    tb = browser.js(f"(b => ({{drains: b.dataset.drains, to: +b.dataset.to, value: +b.dataset.value}}))"
+                    f"(document.querySelector('{card('eggs')} [data-field=timer-bar]'))")
+    assert tb["drains"] == "true" and abs(tb["to"] / 1000 - time.time() - 3) < 2 and 0 < tb["value"] <= 1, tb
+    assert browser.js(f"document.querySelector('{card('eggs')} [data-field=timer]').dataset.kind") == "countdown"
+    browser.wait(f"document.querySelector('{card('eggs')} [data-field=timer]').dataset.counting === 'up'",
+                 timeout=6, what="counting up once past its end")
+    browser.wait(f"document.querySelector('{card('eggs')}').dataset.stale === 'app'", timeout=6,
+                 what="stale 2 s after the end, by the app's rule")
+    badge = browser.js(f"(b => b && {{source: b.dataset.source, text: b.textContent}})"
+                       f"(document.querySelector('{card('eggs')} [data-field=phase-badge]'))")
+    assert badge == {"source": "app", "text": "Stale · waiting for an update"}, badge
+    assert browser.js(f"document.querySelector('{card('eggs')}').dataset.phase") == "active", "lanpush itself did not say stale"
+    # An update makes it fresh again.
+    push(gw, {"title": "Egg timer", "message": "Done", "data": {"tag": "eggs", "live_update": True}})
+    browser.wait(f"!document.querySelector('{card('eggs')}').dataset.stale", what="fresh after an update")
+
+    # A negative relative `when`: a count-up from now that stops |when| seconds on (`chronometer_start`), its bar filling.
+    push(gw, {"title": "Workout", "message": "Plank", "data": {
+        "tag": "plank", "live_update": True, "chronometer": True, "when": -60, "when_relative": True}})
+    browser.wait(f"!!document.querySelector('{card('plank')} [data-field=timer]')", what="the plank timer")
+    up = browser.js(f"""(c => ({{kind: c.querySelector('[data-field=timer]').dataset.kind,
+        counting: c.querySelector('[data-field=timer]').dataset.counting,
+        drains: c.querySelector('[data-field=timer-bar]').dataset.drains}}))(document.querySelector('{card('plank')}'))""")
+    assert up == {"kind": "bounded", "counting": "up", "drains": "false"}, up
+    browser.screenshot("preview-ios-rules")
+    assert browser.exceptions == []
+
+
 def test_burst_renders_latest_state(gateway, browser):
     gw = gateway()
     browser.open(f"http://127.0.0.1:{gw.port}/?token={gw.viewer}")  # the read-only viewer token works too

@@ -161,3 +161,23 @@ def test_wall_view_says_when_notifications_were_lost_while_it_was_away(gateway, 
     shown = notes(browser)
     assert 0 < lost < 40 and "Note 39" in shown[0], (lost, shown)
     assert browser.exceptions == []
+
+
+def test_wall_view_draws_the_content_state_as_the_ios_app_does(gateway, browser):
+    """The cards share the preview's renderer and its iOS-app rules: a `decreasing` bar drains, a tap on the card
+    opens its `url`, and past a timer's end the app's stale rule marks the card (no frame needed)."""
+    gw = gateway()  # a new port: a new origin, nothing stored yet
+    browser.open(f"http://127.0.0.1:{gw.port}/wall?token={gw.tokens['tablet']}", ready="window.lanpushWall")
+    browser.wait("document.body.dataset.connState === 'live'", what="live")
+    push(gw, {"title": "Dryer", "message": "Drying", "data": {
+        "tag": "dryer", "live_update": True, "progress": 25, "progress_max": 100, "progress_bar_direction": "decreasing",
+        "url": "/lovelace/laundry", "chronometer": True, "when": 2, "when_relative": True}})
+    dryer = "[data-region=wall-activities] [data-region=lock-screen][data-tag=dryer]"
+    browser.wait(f"!!document.querySelector('{dryer}')", what="the dryer card")
+    facts = browser.js(f"""(c => ({{value: c.querySelector('[data-field=progress-bar]').dataset.value,
+        trailing: c.querySelector('[data-field=trailing]').textContent,
+        href: c.querySelector('[data-field=card]').dataset.tapHref}}))(document.querySelector('{dryer}'))""")
+    assert facts == {"value": "0.7500", "trailing": "25%", "href": "homeassistant://navigate/lovelace/laundry"}, facts
+    browser.wait(f"document.querySelector('{dryer}').dataset.stale === 'app'", timeout=8, what="stale by the app's rule")
+    assert browser.js(f"document.querySelector('{dryer} [data-field=phase-badge]').dataset.source") == "app"
+    assert browser.exceptions == []

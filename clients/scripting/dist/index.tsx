@@ -1,5 +1,15 @@
 // src/index.tsx
-import { Button, List, Navigation, NavigationStack, Script, Section, Text, TextField, useEffect, useState } from "scripting";
+import { Navigation as Navigation2, Script as Script3 } from "scripting";
+
+// ../typescript/src/scriptingRunURL.ts
+var SCRIPTING_PAIR_PARAMETER = "pair";
+function pairingFromQuery(parameters) {
+  const value = parameters?.[SCRIPTING_PAIR_PARAMETER];
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : null;
+}
+
+// src/app.ts
+import { Script as Script2 } from "scripting";
 
 // ../typescript/src/backoff.ts
 var Backoff = class {
@@ -29,6 +39,7 @@ var Backoff = class {
 
 // ../typescript/src/closeCodes.ts
 var TOO_MANY_SESSIONS_DELAY = 5e3;
+var TOO_MANY_SESSIONS = /too many [a-z ]*sessions/i;
 function classifyClose(info) {
   const reason = info.reason ?? "";
   if (info.authInvalid !== void 0 || info.code === 4001) {
@@ -38,7 +49,7 @@ function classifyClose(info) {
   if (info.code === 4029 || wait) {
     return { kind: "wait", seconds: wait ? Number(wait[1]) : 30 };
   }
-  if (info.code === 1013 || /too many sessions/i.test(reason) || /too many sessions/i.test(info.lastError ?? "")) {
+  if (info.code === 1013 || TOO_MANY_SESSIONS.test(reason) || TOO_MANY_SESSIONS.test(info.lastError ?? "")) {
     return { kind: "backoff", minimum: TOO_MANY_SESSIONS_DELAY };
   }
   if (info.code === 1001 || info.code === 4002 || info.code === 4003)
@@ -440,6 +451,7 @@ var LanpushClient = class {
     this.wantSnapshot = false;
     this.outgoing = [];
     this.deviceIdValue = null;
+    this.grantedKeepalive = null;
     this.options = options;
     this.backoff = new Backoff(options.backoff, options.random);
     this.timers = options.timers ?? globalTimers();
@@ -459,6 +471,13 @@ var LanpushClient = class {
   /** The device this client is (from `auth_ok`), once known. */
   get deviceId() {
     return this.deviceIdValue;
+  }
+  /**
+   * Seconds between the gateway's pings on the current session (`auth_ok`'s `keepalive`); null before the first
+   * authentication, or from a gateway that does not say (it then pings every `session.ping_interval`, 10 s).
+   */
+  get keepalive() {
+    return this.grantedKeepalive;
   }
   /** Observers: every watched device's state. */
   get devices() {
@@ -661,6 +680,8 @@ var LanpushClient = class {
     switch (frame.type) {
       case "auth_required": {
         const auth = { type: "auth", token: this.options.token, version: PREFERRED_PROTOCOL };
+        if (this.options.keepalive !== void 0)
+          auth.keepalive = Math.round(this.options.keepalive);
         if (this.isObserver) {
           auth.role = "observer";
           if (this.options.device !== void 0)
@@ -670,6 +691,7 @@ var LanpushClient = class {
         return;
       }
       case "auth_ok":
+        this.grantedKeepalive = typeof frame.keepalive === "number" && frame.keepalive > 0 ? frame.keepalive : null;
         return this.authenticated(conn, frame.device_id);
       case "auth_invalid":
         conn.authInvalid = frame.message ?? "auth invalid";
@@ -777,9 +799,13 @@ var LanpushClient = class {
       this.outgoing.shift();
   }
   // MARK: Keepalive
-  /** Any frame proves the link; after a quiet interval a `ping` must be answered or the session is dropped. */
+  /**
+   * Any frame proves the link; after a quiet interval a `ping` must be answered or the session is dropped. The
+   * gateway's own pings (WebSocket control frames, which scripts never see) find a vanished client; this one finds a
+   * vanished gateway — a restarting one closes its sessions — so it pings at most half as often as the gateway does.
+   */
   armKeepalive(conn) {
-    const interval = this.options.keepaliveInterval ?? 3e4;
+    const interval = this.options.keepaliveInterval ?? Math.max(3e4, 2e3 * (this.grantedKeepalive ?? 0));
     if (interval <= 0 || conn.closed)
       return;
     this.timers.clearTimeout(conn.keepaliveTimer);
@@ -800,110 +826,402 @@ var LanpushClient = class {
 };
 
 // src/app.ts
-import { LanpushActivity } from "./live_activity";
+import { ACTIVITY_NAME, LanpushActivity } from "./live_activity";
+
+// src/localNotifications.ts
+import { Notification, Script } from "scripting";
+
+// ../typescript/src/liveActivityRules.ts
+function titleOf(activity) {
+  const t = activity.state.title;
+  return typeof t === "string" && t !== "" ? t : activity.attributes.title ?? "";
+}
+var APP_STALE_AFTER_MS = 30 * 60 * 1e3;
+function appStaleDate(state, updatedAtMs) {
+  if (state.chronometer === true && typeof state.countdown_end === "number") {
+    return Math.max(state.countdown_end * 1e3 + 2e3, updatedAtMs + 2e3);
+  }
+  return updatedAtMs + APP_STALE_AFTER_MS;
+}
+function tapTarget(url) {
+  if (typeof url !== "string" || url.trim() === "")
+    return null;
+  const raw = url.trim();
+  if (/^[a-z][a-z0-9+.-]*:/i.test(raw))
+    return { kind: "url", raw, href: raw };
+  const path = raw.startsWith("/") ? raw : `/${raw}`;
+  return { kind: "path", raw, href: `homeassistant://navigate${path}` };
+}
+
+// src/localNotifications.ts
+var LocalNotifications = class {
+  constructor(client) {
+    this.client = client;
+    /** False once scheduling a local notification failed: the page then lists them instead. */
+    this.delivered = true;
+    this.unsubscribe = [];
+  }
+  attach() {
+    this.unsubscribe.push(
+      this.client.on("notification", (e) => this.notify(e.notification)),
+      this.client.on("clear", (e) => this.clear(e.tag))
+    );
+  }
+  detach() {
+    for (const off of this.unsubscribe.splice(0))
+      off();
+  }
+  async notify(n) {
+    const data = n.data;
+    const tap = tapTarget(data.url);
+    const options = {
+      title: n.title ?? "Home Assistant",
+      userInfo: { lanpush_seq: n.seq, ...typeof data.tag === "string" ? { tag: data.tag } : {} },
+      tapAction: { type: "openURL", url: tap ? tap.href : Script.createRunURLScheme(Script.name) }
+    };
+    if (n.message !== void 0)
+      options.body = n.message;
+    if (typeof data.group === "string")
+      options.threadIdentifier = data.group;
+    if (data.silent === true)
+      options.silent = true;
+    try {
+      if (!await Notification.schedule(options))
+        this.delivered = false;
+    } catch {
+      this.delivered = false;
+    }
+  }
+  async clear(tag) {
+    try {
+      const delivered = await Notification.getAllDeliveredsOfCurrentScript();
+      const ids = delivered.filter((d) => d.request.content.userInfo?.tag === tag).map((d) => d.request.identifier);
+      if (ids.length > 0)
+        await Notification.removeDelivereds(ids);
+    } catch {
+    }
+  }
+};
 
 // src/mirror.ts
-import { Notification } from "scripting";
+import { LiveActivity } from "scripting";
+
+// src/activityIds.ts
+var KEY = "lanpush.liveActivities";
+var ActivityIds = class {
+  constructor() {
+    const stored = Storage.get(KEY);
+    this.byTag = stored && typeof stored === "object" ? { ...stored } : {};
+  }
+  get entries() {
+    return Object.entries(this.byTag);
+  }
+  get(tag) {
+    return this.byTag[tag];
+  }
+  set(tag, entry) {
+    this.byTag[tag] = entry;
+    Storage.set(KEY, this.byTag);
+  }
+  delete(tag, id) {
+    const entry = this.byTag[tag];
+    if (!entry || id !== void 0 && entry.id !== id)
+      return;
+    delete this.byTag[tag];
+    Storage.set(KEY, this.byTag);
+  }
+};
+
+// src/contentState.ts
+var BUDGET = 3584;
+var DRAWN = [
+  "message",
+  "title",
+  "critical_text",
+  "progress",
+  "progress_max",
+  "chronometer",
+  "countdown_end",
+  "chronometer_start",
+  "icon",
+  "color",
+  "background_color",
+  "text_color",
+  "progress_bar_color",
+  "progress_bar_direction",
+  "url"
+];
+var VALUE = ["value", "text_color", "formatter"];
+var ICON = ["name", "rendering_mode", "primary_color", "secondary_color", "tertiary_color", "color_rendering"];
+var SEGMENT = ["value", "fill_color", "track_color", "track_fill", "label"];
+var COLUMN = { header: null, value: VALUE, footer: null };
+var TEMPLATE = {
+  template: null,
+  icon: ICON,
+  tap_url: null,
+  header_left: VALUE,
+  header_right: VALUE,
+  footer_left: VALUE,
+  footer_right: VALUE,
+  compact_value: VALUE,
+  progress: { style: null, value: null, color: null, display: null, segments: SEGMENT },
+  primary_column: null,
+  left_column: COLUMN,
+  right_column: COLUMN,
+  state: null,
+  remaining_time: null
+};
+function pick(value, shape) {
+  if (shape === null)
+    return value;
+  if (Array.isArray(value))
+    return value.map((v) => pick(v, shape));
+  if (typeof value !== "object" || value === null)
+    return Array.isArray(shape) ? value : void 0;
+  const out = {};
+  const keys = Array.isArray(shape) ? shape : Object.keys(shape);
+  for (const k of keys) {
+    if (value[k] === void 0)
+      continue;
+    const sub = Array.isArray(shape) ? null : shape[k];
+    const v = pick(value[k], sub);
+    if (v !== void 0)
+      out[k] = v;
+  }
+  return out;
+}
+function utf8Length(text) {
+  let n = 0;
+  for (const ch of text) {
+    const c = ch.codePointAt(0);
+    n += c < 128 ? 1 : c < 2048 ? 2 : c < 65536 ? 3 : 4;
+  }
+  return n;
+}
+function strings(value, path, out) {
+  if (Array.isArray(value))
+    value.forEach((v, i) => typeof v === "string" ? out.push({ path: `${path}[${i}]`, holder: value, key: i }) : strings(v, `${path}[${i}]`, out));
+  else if (typeof value === "object" && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v === "string")
+        out.push({ path: `${path}.${k}`, holder: value, key: k });
+      else
+        strings(v, `${path}.${k}`, out);
+    }
+  }
+}
+function buildContent(a, nowMs) {
+  const state = pick(a.state, DRAWN.reduce((o, k) => ({ ...o, [k]: null }), {}));
+  if (a.state.template && typeof a.state.template === "object")
+    state.template = pick(a.state.template, TEMPLATE);
+  const content = { tag: a.tag, title: titleOf(a), state, phase: a.phase };
+  const t = a.state.template;
+  if (t && t.template === "generic" && typeof t.remaining_time === "number")
+    content.remaining_until = nowMs + t.remaining_time * 1e3;
+  const cut = /* @__PURE__ */ new Set();
+  for (let size = utf8Length(JSON.stringify(content)); size > BUDGET; ) {
+    const places = [];
+    strings(content, "content", places);
+    const cuttable = places.filter((p) => !/\.(tag|template|icon|name|color|.*_color|url|tap_url|formatter|style|display|rendering_mode|color_rendering|progress_bar_direction|primary_column|track_fill)$/.test(p.path));
+    const message = cuttable.find((p) => p.path === "content.state.message" && String(p.holder[p.key]).length > 1);
+    const longest = message ?? cuttable.sort((x, y) => String(y.holder[y.key]).length - String(x.holder[x.key]).length)[0];
+    const text = longest ? String(longest.holder[longest.key]) : "";
+    if (!longest || text.length <= 1)
+      break;
+    const chars = [...text];
+    let keep = chars.length;
+    for (let saved = 0; keep > 0 && saved < size - BUDGET + 3; )
+      saved += utf8Length(chars[--keep]);
+    longest.holder[longest.key] = chars.slice(0, keep).join("") + "…";
+    cut.add(longest.path.replace(/^content\./, ""));
+    size = utf8Length(JSON.stringify(content));
+  }
+  return { content, cut: [...cut] };
+}
+
+// src/mirror.ts
 var Mirror = class {
-  constructor(client, create, now = () => Date.now()) {
+  constructor(client, create, name, changed, now = () => Date.now()) {
     this.client = client;
     this.create = create;
+    this.name = name;
+    this.changed = changed;
     this.now = now;
     this.mirrored = /* @__PURE__ */ new Map();
     this.unsubscribe = [];
-    /** False once scheduling a local notification failed: the page then lists them instead. */
-    this.notificationsDelivered = true;
+    this.ids = new ActivityIds();
+    /** Tags whose start iOS refused, and tags whose content was cut to fit, for the page. */
+    this.refused = /* @__PURE__ */ new Set();
+    this.cut = /* @__PURE__ */ new Map();
+    this.enabled = null;
+    this.onEnabled = (enabled) => void this.enabledChanged(enabled);
     this.lastContent = /* @__PURE__ */ new Map();
   }
-  attach() {
+  /** Finds the Live Activities a previous run left on the Lock Screen, then follows the client. */
+  async attach() {
+    this.enabled = await LiveActivity.areActivitiesEnabled();
+    LiveActivity.addActivitiesEnabledListener(this.onEnabled);
+    await this.reattach();
     const c = this.client;
     this.unsubscribe.push(
+      () => LiveActivity.removeActivitiesEnabledListener(this.onEnabled),
       c.on("activity", async (e) => {
         if (e.current && e.current.phase !== "ended")
           await this.show(e.current, e.cause, e.alert);
       }),
       c.on("ended", (e) => this.end(e.activity)),
       c.on("dismissed", (e) => this.dismiss(e.tag, e.activity)),
-      c.on("notification", (e) => this.notify(e.notification)),
-      c.on("clear", (e) => this.clearNotifications(e.tag))
+      c.on("synced", () => this.reconcile())
     );
   }
   /** Live Activities currently shown, by tag. */
   get tags() {
-    return [...this.mirrored.keys()];
+    return [...this.mirrored].filter(([, m]) => m.activity !== null).map(([tag]) => tag);
   }
-  /** The script stops: its activities end and are dismissed, so nothing stale stays on the Lock Screen. */
-  async stop() {
+  /** Stops following the client; the Live Activities stay (a restart of the client finds them again). */
+  detach() {
     for (const off of this.unsubscribe.splice(0))
       off();
-    for (const [tag, m] of [...this.mirrored]) {
-      m.dismissing = true;
-      if (m.started) {
-        const content = this.lastContent.get(tag);
-        if (content)
-          await m.activity.end(content, { dismissTimeInterval: 0 });
-      }
-      m.activity.removeUpdateListener(m.listener);
-      this.mirrored.delete(tag);
+  }
+  /** The user stops the script: every Live Activity ends and is dismissed, so nothing frozen stays behind. */
+  async endAll() {
+    this.detach();
+    for (const [tag, m] of [...this.mirrored])
+      await this.finish(tag, m, 0, this.lastContent.get(tag));
+    for (const [tag, stored] of this.ids.entries) {
+      const orphan = await LiveActivity.from(stored.id, this.name);
+      if (orphan)
+        await orphan.end({ tag, title: "", state: { message: "" }, phase: "ended" }, { dismissTimeInterval: 0 });
+      this.ids.delete(tag);
     }
+  }
+  async reattach() {
+    const running = new Set(await LiveActivity.getAllActivitiesIds());
+    for (const [tag, stored] of this.ids.entries) {
+      const activity = running.has(stored.id) ? await LiveActivity.from(stored.id, this.name) : null;
+      const state = activity ? await activity.getActivityState() : null;
+      if (!activity || state === null || state === "dismissed") {
+        this.ids.delete(tag);
+        continue;
+      }
+      this.track(tag, { activity, startedAt: stored.started_at, ended: state === "ended", dismissing: false, stale: true, listener: () => {
+      } });
+    }
+  }
+  /** After `synced`: every held activity shown, every Live Activity found again brought up to date, strays ended. */
+  async reconcile() {
+    const held = this.client.state.activities;
+    for (const [tag, m] of [...this.mirrored]) {
+      const a = held[tag];
+      if (!a || a.attributes.started_at !== m.startedAt)
+        await this.finish(tag, m, 0, this.lastContent.get(tag));
+    }
+    for (const a of Object.values(held)) {
+      const m = this.mirrored.get(a.tag);
+      if (a.phase === "ended") {
+        if (m && m.stale)
+          await this.end(a);
+        continue;
+      }
+      if (!m || !m.activity || m.stale)
+        await this.show(a, "sync");
+    }
+    this.changed();
   }
   content(a) {
-    const content = { tag: a.tag, title: a.attributes.title, state: a.state, phase: a.phase };
-    const t = a.state.template;
-    if (t && t.template === "generic" && typeof t.remaining_time === "number") {
-      content.remaining_until = this.now() + t.remaining_time * 1e3;
-    }
-    this.lastContent.set(a.tag, content);
-    return content;
+    const built = buildContent(a, this.now());
+    if (built.cut.length > 0)
+      this.cut.set(a.tag, built.cut);
+    else
+      this.cut.delete(a.tag);
+    this.lastContent.set(a.tag, built.content);
+    return built.content;
   }
+  /**
+   * lanpush's stale date when the update has one (the app takes milliseconds); else the iOS companion app's own
+   * rule (LiveActivityRegistry.swift `computeStaleDate`): a running timer is stale 2 s after its end, anything else
+   * 30 minutes after its last update.
+   */
   options(a) {
-    const o = {};
-    if (a.stale_date !== void 0)
-      o.staleDate = a.stale_date * 1e3;
+    const o = { staleDate: a.stale_date !== void 0 ? a.stale_date * 1e3 : appStaleDate(a.state, this.now()) };
     if (a.relevance_score !== void 0)
       o.relevanceScore = a.relevance_score;
     return o;
   }
+  track(tag, m) {
+    m.listener = (state) => this.systemState(tag, m, state);
+    m.activity?.addUpdateListener(m.listener);
+    this.mirrored.set(tag, m);
+  }
   async show(a, cause, alert) {
     let m = this.mirrored.get(a.tag);
     if (m && (cause === "start" || m.startedAt !== a.attributes.started_at)) {
-      await this.finish(a.tag, m, 0);
+      await this.finish(a.tag, m, 0, this.lastContent.get(a.tag));
       m = void 0;
     }
-    const content = this.content(a);
     if (!m) {
-      const activity = this.create();
-      const record = { activity, startedAt: a.attributes.started_at, started: false, ended: false, dismissing: false, listener: () => {
+      m = { activity: null, startedAt: a.attributes.started_at, ended: false, dismissing: false, stale: false, listener: () => {
       } };
-      record.listener = (state) => this.systemState(a.tag, record, state);
-      activity.addUpdateListener(record.listener);
-      this.mirrored.set(a.tag, record);
-      record.started = await activity.start(content, this.options(a));
-      return;
+      this.track(a.tag, m);
     }
-    if (!m.started || m.ended)
+    if (!m.activity)
+      return this.start(a, m);
+    if (m.ended)
       return;
-    if (cause === "lifecycle" && a.phase === "stale")
+    if (cause === "lifecycle" && a.phase === "stale" && !m.stale)
       return;
     const options = this.options(a);
     if (alert && (alert.title || alert.body))
       options.alert = { title: alert.title ?? "", body: alert.body ?? "" };
-    await m.activity.update(content, options);
+    m.stale = false;
+    await m.activity.update(this.content(a), options);
+  }
+  async start(a, m) {
+    if (this.enabled === false) {
+      this.refused.add(a.tag);
+      this.changed();
+      return;
+    }
+    const activity = this.create();
+    const started = await activity.start(this.content(a), this.options(a));
+    if (this.mirrored.get(a.tag) !== m)
+      return;
+    if (!started) {
+      this.refused.add(a.tag);
+      this.changed();
+      return;
+    }
+    this.refused.delete(a.tag);
+    m.activity = activity;
+    activity.addUpdateListener(m.listener);
+    if (activity.activityId !== void 0)
+      this.ids.set(a.tag, { id: activity.activityId, started_at: a.attributes.started_at });
+    this.changed();
+  }
+  async enabledChanged(enabled) {
+    this.enabled = enabled;
+    this.changed();
+    if (!enabled)
+      return;
+    for (const tag of [...this.refused]) {
+      const a = this.client.state.activities[tag];
+      if (a && a.phase !== "ended")
+        await this.show(a, "retry");
+    }
   }
   async end(a) {
     let m = this.mirrored.get(a.tag);
-    if (!m) {
+    if (!m || !m.activity) {
       await this.show({ ...a, phase: "active" }, "start");
       m = this.mirrored.get(a.tag);
-      if (!m)
+      if (!m || !m.activity)
         return;
     }
     const remaining = a.dismissal_date === void 0 ? void 0 : Math.max(0, Math.round(a.dismissal_date - this.now() / 1e3));
     m.ended = true;
+    m.stale = false;
     if (remaining === 0)
       m.dismissing = true;
-    if (!m.started)
-      return;
     const options = this.options(a);
     if (remaining !== void 0)
       options.dismissTimeInterval = remaining;
@@ -915,22 +1233,23 @@ var Mirror = class {
     const m = this.mirrored.get(tag);
     if (!m)
       return;
-    m.dismissing = true;
-    if (m.started)
-      await m.activity.end(this.content(last), { dismissTimeInterval: 0 });
-    this.forget(tag, m);
+    await this.finish(tag, m, 0, this.content(last));
   }
-  async finish(tag, m, dismissTimeInterval) {
+  async finish(tag, m, dismissTimeInterval, content) {
     m.dismissing = true;
-    const content = this.lastContent.get(tag);
-    if (m.started && content)
-      await m.activity.end(content, { dismissTimeInterval });
+    if (m.activity)
+      await m.activity.end(content ?? { tag, title: "", state: { message: "" }, phase: "ended" }, { dismissTimeInterval });
     this.forget(tag, m);
   }
   forget(tag, m) {
-    m.activity.removeUpdateListener(m.listener);
-    if (this.mirrored.get(tag) === m)
-      this.mirrored.delete(tag);
+    m.activity?.removeUpdateListener(m.listener);
+    if (this.mirrored.get(tag) !== m)
+      return;
+    this.mirrored.delete(tag);
+    this.refused.delete(tag);
+    this.cut.delete(tag);
+    this.ids.delete(tag, m.activity?.activityId);
+    this.changed();
   }
   /** The system reports a state change; `dismissed` that the script did not cause is the user's swipe. */
   systemState(tag, m, state) {
@@ -941,37 +1260,120 @@ var Mirror = class {
     m.dismissing = true;
     this.forget(tag, m);
   }
-  async notify(n) {
-    const data = n.data;
-    const options = {
-      title: n.title ?? "Home Assistant",
-      userInfo: { lanpush_seq: n.seq, ...typeof data.tag === "string" ? { tag: data.tag } : {} }
-    };
-    if (n.message !== void 0)
-      options.body = n.message;
-    if (typeof data.group === "string")
-      options.threadIdentifier = data.group;
-    if (data.silent === true)
-      options.silent = true;
-    if (typeof data.url === "string" && /^https?:\/\//.test(data.url))
-      options.tapAction = { type: "openURL", url: data.url };
-    try {
-      if (!await Notification.schedule(options))
-        this.notificationsDelivered = false;
-    } catch {
-      this.notificationsDelivered = false;
-    }
-  }
-  async clearNotifications(tag) {
-    try {
-      const delivered = await Notification.getAllDeliveredsOfCurrentScript();
-      const ids = delivered.filter((d) => d.request.content.userInfo?.tag === tag).map((d) => d.request.identifier);
-      if (ids.length > 0)
-        await Notification.removeDelivereds(ids);
-    } catch {
-    }
+};
+
+// src/pair.ts
+import { fetch } from "scripting";
+
+// ../typescript/src/pairing.ts
+var PairingError = class extends Error {
+  /** The gateway's HTTP status (403: unknown, used or expired; 429: too many attempts), or null when none answered. */
+  constructor(message, status, retryAfter = null) {
+    super(message);
+    this.status = status;
+    this.retryAfter = retryAfter;
+    this.name = "PairingError";
   }
 };
+function readPairing(input, given = {}) {
+  const text = input.trim();
+  if (text.includes("://")) {
+    const read = pairingURL(text);
+    if (typeof read === "string")
+      throw new PairingError(read, null);
+    return read;
+  }
+  if (!text)
+    throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
+  if (!given.address)
+    throw new PairingError("a short code needs the gateway's address", null);
+  const fingerprint2 = given.fingerprint ? hexFingerprint(given.fingerprint) : null;
+  if (given.fingerprint && fingerprint2 === null) {
+    throw new PairingError(`not a SHA-256 fingerprint (64 hex digits): ${given.fingerprint}`, null);
+  }
+  return { addresses: [hostPort(given.address)], code: text, fingerprint: fingerprint2 };
+}
+function hexFingerprint(fingerprint2) {
+  const fp = fingerprint2.replace(/[\s:]/g, "").toLowerCase();
+  return /^[0-9a-f]{64}$/.test(fp) ? fp : null;
+}
+function pairingURL(text) {
+  const m = /^lanpush:\/\/([^/?#]*)\/pair\?([^#]*)$/i.exec(text);
+  if (!m)
+    return `not a pairing URL (lanpush://HOST:PORT/pair?code=…): ${text}`;
+  if (!m[1])
+    return "the pairing URL names no address";
+  const params = m[2].split("&").filter((p) => p !== "").map((p) => {
+    const i = p.indexOf("=");
+    const decode = (s) => decodeURIComponent(s.replace(/\+/g, " "));
+    return i < 0 ? [decode(p), ""] : [decode(p.slice(0, i)), decode(p.slice(i + 1))];
+  });
+  const get = (name) => params.find(([k]) => k === name)?.[1] ?? null;
+  const code = get("code");
+  if (!code)
+    return "the pairing URL has no code";
+  const fp = get("fp");
+  const fingerprint2 = fp ? hexFingerprint(fp) : null;
+  if (fp && fingerprint2 === null)
+    return `the pairing URL's fp is not a SHA-256 fingerprint (64 hex digits): ${fp}`;
+  const alternatives = params.filter(([k]) => k === "alt").flatMap(([, v]) => v.split(/\s+/));
+  const addresses = [.../* @__PURE__ */ new Set([m[1], ...alternatives.filter((a) => a !== "")])];
+  return { addresses, code, fingerprint: fingerprint2 };
+}
+async function redeemPairing(input, options) {
+  const { addresses, code, fingerprint: fingerprint2 } = readPairing(input, options);
+  const [http, ws] = options.tls ? ["https", "wss"] : ["http", "ws"];
+  let lastFailure = "";
+  for (const address of addresses) {
+    let answer;
+    try {
+      answer = await options.fetch(`${http}://${address}/v1/pair`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ code })
+      });
+    } catch (e) {
+      lastFailure = `${address}: ${e.message}`;
+      continue;
+    }
+    const body = await answer.json().catch(() => null);
+    if (answer.status === 200 && body && typeof body.token === "string") {
+      return {
+        deviceId: String(body.device_id),
+        token: body.token,
+        address,
+        url: `${ws}://${address}/v1/stream`,
+        fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : fingerprint2
+      };
+    }
+    const message = body && typeof body.message === "string" ? body.message : `the gateway answered ${answer.status}`;
+    const retryAfter = answer.status === 429 ? Number(/(\d+) s/.exec(message)?.[1] ?? NaN) : NaN;
+    throw new PairingError(message, answer.status, Number.isFinite(retryAfter) ? retryAfter : null);
+  }
+  throw new PairingError(`no gateway answered (${lastFailure})`, null);
+}
+function hostPort(address) {
+  return address.trim().replace(/^[a-z]+:\/\//i, "").replace(/\/.*$/, "");
+}
+
+// src/pair.ts
+async function pairDevice(input, address) {
+  const paired = await redeemPairing(input, {
+    address: address.trim() || void 0,
+    fetch: (url, init) => fetch(url, { ...init, timeout: 10 })
+  });
+  return { url: paired.address, token: paired.token };
+}
+function pairingFailure(error) {
+  if (error instanceof PairingError) {
+    if (error.status === 403)
+      return "That code is unknown, already used or expired: make a new one on the gateway.";
+    if (error.status === 429)
+      return `Too many attempts: try again in ${error.retryAfter ?? 60} s.`;
+    return error.message;
+  }
+  return String(error);
+}
 
 // src/socket.ts
 var ScriptingSocket = class {
@@ -1015,11 +1417,26 @@ var ScriptingSocket = class {
 var URL_KEY = "lanpush.url";
 var TOKEN_KEY = "lanpush.token";
 function loadSettings() {
-  return { url: Storage.get(URL_KEY) ?? "", token: Storage.get(TOKEN_KEY) ?? "" };
+  const legacy = Storage.get(TOKEN_KEY);
+  if (legacy !== null) {
+    if (!Keychain.contains(TOKEN_KEY) && legacy !== "")
+      Keychain.set(TOKEN_KEY, legacy);
+    Storage.remove(TOKEN_KEY);
+  }
+  return { url: Storage.get(URL_KEY) ?? "", token: Keychain.get(TOKEN_KEY) ?? "" };
 }
 function saveSettings(settings) {
   Storage.set(URL_KEY, settings.url.trim());
-  Storage.set(TOKEN_KEY, settings.token.trim());
+  const token = settings.token.trim();
+  if (token === "")
+    Keychain.remove(TOKEN_KEY);
+  else
+    Keychain.set(TOKEN_KEY, token);
+}
+function maskedToken(token) {
+  if (token === "")
+    return "none";
+  return `•••••• ${token.length > 12 ? token.slice(-4) : ""}`.trim();
 }
 function streamURL(url) {
   let u = url.trim();
@@ -1042,15 +1459,26 @@ var ScriptingStorageStore = class {
 };
 
 // src/app.ts
+var PHONE_KEEPALIVE = 120;
+function fingerprint(text) {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++)
+    h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
 var App = class {
   constructor(settings) {
     this.settings = settings;
     this.client = null;
     this.mirror = null;
+    this.notes = null;
     this.listeners = /* @__PURE__ */ new Set();
     this.status = "not configured";
     this.detail = "";
-    this.keepAlive = null;
+    this.keeper = "not requested";
+    /** The last pairing's outcome, for the page. */
+    this.pairing = "";
+    this.draft = { url: settings.url, token: "" };
   }
   get configured() {
     return this.settings.url !== "" && this.settings.token !== "";
@@ -1063,7 +1491,22 @@ var App = class {
     return this.client ? [...this.client.state.notifications].reverse() : [];
   }
   get notificationsDelivered() {
-    return this.mirror?.notificationsDelivered ?? true;
+    return this.notes?.delivered ?? true;
+  }
+  /** The gateway's ping interval granted for this session (seconds), or null (not connected, or an older gateway). */
+  get keepalive() {
+    return this.client?.keepalive ?? null;
+  }
+  get activitiesEnabled() {
+    return this.mirror?.enabled ?? null;
+  }
+  /** Tags whose Live Activity iOS refused to start (tried again on their next update). */
+  get refused() {
+    return this.mirror ? [...this.mirror.refused] : [];
+  }
+  /** Tags whose content was shortened to fit ActivityKit's size limit, with the fields cut. */
+  get cut() {
+    return this.mirror ? [...this.mirror.cut] : [];
   }
   subscribe(listener) {
     this.listeners.add(listener);
@@ -1073,21 +1516,23 @@ var App = class {
     for (const listener of [...this.listeners])
       listener();
   }
-  /** (Re)connects with the current settings and keeps the app alive in the background while it runs. */
+  /** Connects with the current settings and asks iOS to keep the script running in the background. */
   async start() {
-    await this.stop();
     if (!this.configured)
       return;
     const client = new LanpushClient({
       url: streamURL(this.settings.url),
       token: this.settings.token,
       store: new ScriptingStorageStore(),
-      // One key per gateway and token, so a changed setting never resumes another device's stream.
-      storeKey: `lanpush.state.${this.settings.url}.${this.settings.token.slice(0, 8)}`,
-      createSocket: (url) => new ScriptingSocket(url)
+      storeKey: `lanpush.state.${fingerprint(`${this.settings.url}
+${this.settings.token}`)}`,
+      createSocket: (url) => new ScriptingSocket(url),
+      keepalive: PHONE_KEEPALIVE,
+      // The app's own timers: they stop with the script.
+      timers: { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (handle) => clearTimeout(handle) }
     });
-    const mirror = new Mirror(client, LanpushActivity);
-    mirror.attach();
+    const mirror = new Mirror(client, LanpushActivity, ACTIVITY_NAME, () => this.changed());
+    const notes = new LocalNotifications(client);
     client.on("status", (e) => {
       this.status = e.status;
       this.detail = e.detail.reason ?? "";
@@ -1101,18 +1546,68 @@ var App = class {
       client.on(type, () => this.changed());
     this.client = client;
     this.mirror = mirror;
+    this.notes = notes;
+    await mirror.attach();
+    notes.attach();
     client.start();
-    this.keepAlive = await BackgroundKeeper.keepAlive();
+    await this.keepAlive();
+  }
+  /** New settings (typed, or from pairing): kept, the old device's Live Activities end, the client starts over. */
+  async use(settings) {
+    saveSettings(settings);
+    this.settings = loadSettings();
+    this.draft = { url: this.settings.url, token: "" };
+    await this.end();
+    await this.start();
+  }
+  /** Pairs from a pairing URL or a short code (with the address typed beside it), then connects as that device. */
+  async pair(input) {
+    this.pairing = "Pairing…";
+    this.changed();
+    try {
+      const paired = await pairDevice(input, this.draft.url);
+      this.pairing = "";
+      await this.use(paired);
+      return true;
+    } catch (e) {
+      this.pairing = pairingFailure(e);
+      this.changed();
+      return false;
+    }
+  }
+  /** Stop: every Live Activity ends and is dismissed, the client disconnects, the background request is released. */
+  async shutdown() {
+    await this.end();
+    this.status = "stopped";
+    await BackgroundKeeper.stopKeepAlive();
+    this.keeper = "not requested";
     this.changed();
   }
-  /** Disconnects; the mirrored Live Activities end and are dismissed. */
-  async stop() {
+  /** The page came back (a resume): whether iOS still keeps the script running; asks again if it stopped. */
+  async resumed() {
+    if (this.keeper === "active" && !await BackgroundKeeper.isActive)
+      this.keeper = "ended";
+    if (this.keeper === "ended" && this.client)
+      await this.keepAlive();
+    this.changed();
+  }
+  async keepAlive() {
+    this.keeper = await BackgroundKeeper.keepAlive() ? "active" : "refused";
+    this.changed();
+  }
+  /** Whether this user has Scripting Pro, which `BackgroundKeeper` needs (the app's docs mark it Pro). */
+  get pro() {
+    return Script2.hasFullAccess();
+  }
+  async end() {
     const client = this.client;
     const mirror = this.mirror;
     this.client = null;
     this.mirror = null;
+    this.notes?.detach();
+    this.notes = null;
     if (mirror)
-      await mirror.stop();
+      await mirror.endAll();
     if (client)
       await client.stop();
     if (client)
@@ -1121,140 +1616,97 @@ var App = class {
   }
 };
 
-// src/pair.ts
-import { fetch } from "scripting";
-
-// ../typescript/src/pairing.ts
-var PairingError = class extends Error {
-  /** The gateway's HTTP status (403: unknown, used or expired; 429: too many attempts), or null when none answered. */
-  constructor(message, status, retryAfter = null) {
-    super(message);
-    this.status = status;
-    this.retryAfter = retryAfter;
-    this.name = "PairingError";
+// src/page.tsx
+import { Button, List, Navigation, NavigationStack, SecureField, Section, Text, TextField, useEffect, useState } from "scripting";
+var PING_TIMEOUT = 10;
+function statusText(app) {
+  switch (app.status) {
+    case "live":
+      return "Live";
+    case "auth_rejected":
+      return "Token rejected";
+    case "connecting":
+      return "Connecting…";
+    case "offline":
+      return "Offline, retrying";
+    case "stopped":
+      return "Stopped";
+    default:
+      return "Pair this phone, or enter the gateway and a device token";
   }
-};
-function parsePairingURL(text) {
-  const m = /^lanpush:\/\/([^/?#]+)\/pair\?([^#]*)$/i.exec(text.trim());
-  if (!m)
-    return null;
-  const params = m[2].split("&").filter((p) => p !== "").map((p) => {
-    const i = p.indexOf("=");
-    const decode = (s) => decodeURIComponent(s.replace(/\+/g, " "));
-    return i < 0 ? [decode(p), ""] : [decode(p.slice(0, i)), decode(p.slice(i + 1))];
-  });
-  const get = (name) => params.find(([k]) => k === name)?.[1] ?? null;
-  const code = get("code");
-  if (!code)
-    return null;
-  const fp = get("fp");
-  const alternatives = params.filter(([k, v]) => k === "alt" && v !== "").map(([, v]) => v);
-  return { addresses: [m[1], ...alternatives], code, fingerprint: fp ? fp.replace(/:/g, "").toLowerCase() : null };
 }
-async function redeemPairing(input, options) {
-  const url = parsePairingURL(input);
-  const code = url ? url.code : input.trim();
-  if (!code)
-    throw new PairingError("no pairing code: scan or paste the pairing URL, or type the short code", null);
-  const addresses = url ? url.addresses : options.address ? [hostPort(options.address)] : [];
-  if (addresses.length === 0)
-    throw new PairingError("a short code needs the gateway's address", null);
-  const [http, ws] = options.tls ? ["https", "wss"] : ["http", "ws"];
-  let lastFailure = "";
-  for (const address of addresses) {
-    let answer;
-    try {
-      answer = await options.fetch(`${http}://${address}/v1/pair`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ code })
-      });
-    } catch (e) {
-      lastFailure = `${address}: ${e.message}`;
-      continue;
-    }
-    const body = await answer.json().catch(() => null);
-    if (answer.status === 200 && body && typeof body.token === "string") {
+function keeperText(app) {
+  switch (app.keeper) {
+    case "active":
+      return { text: "Running in the background: updates reach the Lock Screen while Scripting is closed", warn: false };
+    case "ended":
+      return { text: "iOS ended the background time: updates froze until Scripting came back; asked again", warn: true };
+    case "refused":
       return {
-        deviceId: String(body.device_id),
-        token: body.token,
-        address,
-        url: `${ws}://${address}/v1/stream`,
-        fingerprint: typeof body.fingerprint === "string" ? body.fingerprint : url?.fingerprint ?? null
+        text: `${app.pro ? "iOS refused background time" : "Background time needs Scripting Pro"}: once you leave Scripting, the Live Activities freeze (timers keep running) until you open it again, and lanpush counts the phone gone`,
+        warn: true
       };
-    }
-    const message = body && typeof body.message === "string" ? body.message : `the gateway answered ${answer.status}`;
-    const retryAfter = answer.status === 429 ? Number(/(\d+) s/.exec(message)?.[1] ?? NaN) : NaN;
-    throw new PairingError(message, answer.status, Number.isFinite(retryAfter) ? retryAfter : null);
+    default:
+      return null;
   }
-  throw new PairingError(`no gateway answered (${lastFailure})`, null);
 }
-function hostPort(address) {
-  return address.trim().replace(/^[a-z]+:\/\//i, "").replace(/\/.*$/, "");
-}
-
-// src/pair.ts
-async function pairDevice(input, address) {
-  const paired = await redeemPairing(input, {
-    address: address.trim() || void 0,
-    fetch: (url, init) => fetch(url, { ...init, timeout: 10 })
-  });
-  return { url: paired.address, token: paired.token };
-}
-function pairingFailure(error) {
-  if (error instanceof PairingError) {
-    if (error.status === 403)
-      return "That code is unknown, already used or expired: make a new one on the gateway.";
-    if (error.status === 429)
-      return `Too many attempts: try again in ${error.retryAfter ?? 60} s.`;
-    return error.message;
-  }
-  return String(error);
-}
-
-// src/index.tsx
-function Page({ app }) {
+function Page({ app, onStop }) {
   const [, redraw] = useState(0);
-  const [url, setUrl] = useState(app.settings.url);
-  const [token, setToken] = useState(app.settings.token);
   const [code, setCode] = useState("");
-  const [pairing, setPairing] = useState("");
+  const dismiss = Navigation.useDismiss();
   useEffect(() => app.subscribe(() => redraw((n) => n + 1)), []);
-  const use = (settings) => {
-    saveSettings(settings);
-    app.settings = loadSettings();
-    setUrl(app.settings.url);
-    setToken(app.settings.token);
-    void app.start();
-  };
-  const connect = () => use({ url, token });
-  const pair = async (input) => {
-    setPairing("Pairing…");
-    try {
-      use(await pairDevice(input, url));
-      setCode("");
-      setPairing("");
-    } catch (e) {
-      setPairing(pairingFailure(e));
-    }
+  const status = statusText(app);
+  const keeper = keeperText(app);
+  const stop = async () => {
+    await app.shutdown();
+    onStop();
+    dismiss();
   };
   const scan = async () => {
     const scanned = await QRCode.scan();
-    if (scanned)
-      await pair(scanned);
+    if (scanned && await app.pair(scanned))
+      setCode("");
   };
-  const status = app.status === "live" ? "Live" : app.status === "auth_rejected" ? "Token rejected" : app.status === "connecting" ? "Connecting…" : app.status === "offline" ? "Offline, retrying" : "Pair this phone, or enter the gateway and a device token";
-  return /* @__PURE__ */ createElement(NavigationStack, null, /* @__PURE__ */ createElement(List, { navigationTitle: "lanpush" }, /* @__PURE__ */ createElement(Section, { title: "Pair" }, /* @__PURE__ */ createElement(Button, { title: "Scan the pairing QR code", systemImage: "qrcode.viewfinder", action: () => void scan() }), /* @__PURE__ */ createElement(TextField, { title: "Pairing URL or short code", prompt: "lanpush://… or ABCD-EFGH (with the URL below)", value: code, onChanged: setCode }), /* @__PURE__ */ createElement(Button, { title: "Pair", systemImage: "link", action: () => void pair(code) }), pairing ? /* @__PURE__ */ createElement(Text, null, pairing) : null), /* @__PURE__ */ createElement(Section, { title: "Gateway" }, /* @__PURE__ */ createElement(TextField, { title: "URL", prompt: "ws://192.168.1.5:8765", value: url, onChanged: setUrl }), /* @__PURE__ */ createElement(TextField, { title: "Device token", prompt: "set by pairing, or from lanpush device add", value: token, onChanged: setToken }), /* @__PURE__ */ createElement(Button, { title: "Connect", systemImage: "bolt.horizontal", action: connect })), /* @__PURE__ */ createElement(Section, { title: "Status" }, /* @__PURE__ */ createElement(Text, null, app.detail ? `${status} (${app.detail})` : status), app.keepAlive === false ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "systemOrange" }, "Background keep-alive was refused: keep the app open") : null), /* @__PURE__ */ createElement(Section, { title: "Live Activities" }, app.activities.length === 0 ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "secondaryLabel" }, "None") : null, app.activities.map((a) => /* @__PURE__ */ createElement(Text, { key: a.tag }, `${a.attributes.title}${a.state.message ? ` · ${a.state.message}` : ""}${a.phase === "ended" ? " (ended)" : ""}`))), /* @__PURE__ */ createElement(Section, { title: app.notificationsDelivered ? "Notifications (also delivered)" : "Notifications" }, app.notifications.map((n) => /* @__PURE__ */ createElement(Text, { key: n.seq }, [n.title, n.message].filter((s) => s).join(": "))))));
+  const typedPair = async () => {
+    if (await app.pair(code))
+      setCode("");
+  };
+  const editDraft = (change) => {
+    app.draft = { ...app.draft, ...change };
+    redraw((n) => n + 1);
+  };
+  return /* @__PURE__ */ createElement(NavigationStack, null, /* @__PURE__ */ createElement(List, { navigationTitle: "lanpush" }, /* @__PURE__ */ createElement(Section, { title: "Status" }, /* @__PURE__ */ createElement(Text, null, app.detail ? `${status} (${app.detail})` : status), app.keepalive !== null ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "secondaryLabel" }, `Keepalive ${app.keepalive} s: lanpush counts this phone gone about ${app.keepalive + PING_TIMEOUT} s after it goes silent`) : null, keeper ? /* @__PURE__ */ createElement(Text, { foregroundStyle: keeper.warn ? "systemOrange" : "secondaryLabel" }, keeper.text) : null, app.activitiesEnabled === false ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "systemRed" }, "Live Activities are off for Scripting: turn them on in iOS Settings → Scripting → Live Activities") : null, app.refused.length > 0 ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "systemOrange" }, `Not on the Lock Screen yet (iOS refused to start it; tried again on its next update): ${app.refused.join(", ")}`) : null, app.cut.map(([tag, fields]) => /* @__PURE__ */ createElement(Text, { key: `cut-${tag}`, foregroundStyle: "systemOrange" }, `${tag}: shortened to fit a Live Activity's 4 KB (${fields.join(", ")})`))), /* @__PURE__ */ createElement(Section, { title: "Live Activities" }, app.activities.length === 0 ? /* @__PURE__ */ createElement(Text, { foregroundStyle: "secondaryLabel" }, "None") : null, app.activities.map((a) => /* @__PURE__ */ createElement(Text, { key: a.tag }, `${titleOf(a)}${a.state.message ? ` · ${a.state.message}` : ""}${a.phase === "ended" ? " (ended)" : ""}`))), /* @__PURE__ */ createElement(Section, { title: app.notificationsDelivered ? "Notifications (also delivered)" : "Notifications" }, app.notifications.map((n) => /* @__PURE__ */ createElement(Text, { key: n.seq }, [n.title, n.message].filter((s) => s).join(": ")))), /* @__PURE__ */ createElement(Section, { title: "Pair" }, /* @__PURE__ */ createElement(Button, { title: "Scan the pairing QR code", systemImage: "qrcode.viewfinder", action: () => void scan() }), /* @__PURE__ */ createElement(TextField, { title: "Pairing URL or short code", prompt: "lanpush://… or ABCD-EFGH (with the URL below)", value: code, onChanged: setCode }), /* @__PURE__ */ createElement(Button, { title: "Pair", systemImage: "link", action: () => void typedPair() }), app.pairing ? /* @__PURE__ */ createElement(Text, null, app.pairing) : null), /* @__PURE__ */ createElement(Section, { title: "Gateway" }, /* @__PURE__ */ createElement(TextField, { title: "URL", prompt: "192.168.1.5:8765", value: app.draft.url, onChanged: (url) => editDraft({ url }) }), /* @__PURE__ */ createElement(SecureField, { title: "Device token", prompt: `saved: ${maskedToken(app.settings.token)}`, value: app.draft.token, onChanged: (token) => editDraft({ token }) }), /* @__PURE__ */ createElement(Button, { title: "Connect", systemImage: "bolt.horizontal", action: () => void app.use({ url: app.draft.url, token: app.draft.token || app.settings.token }) })), /* @__PURE__ */ createElement(Section, { title: "Stop" }, /* @__PURE__ */ createElement(Text, { foregroundStyle: "secondaryLabel" }, "Swipe this page down to keep lanpush running; Stop ends its Live Activities and the script."), /* @__PURE__ */ createElement(Button, { title: "Stop", systemImage: "stop.circle", role: "destructive", action: () => void stop() }))));
 }
+
+// src/index.tsx
 async function main() {
-  if (Script.env !== "index")
+  if (Script3.env !== "index")
     return;
   const app = new App(loadSettings());
-  if (app.configured)
+  let stopped = false;
+  let shown = false;
+  const present = async () => {
+    shown = true;
+    await Navigation2.present({ element: /* @__PURE__ */ createElement(Page, { app, onStop: () => stopped = true }) });
+    shown = false;
+    if (stopped)
+      Script3.exit();
+  };
+  if (Script3.supportsMinimization())
+    Script3.enableMinimize(true);
+  Script3.onResume((details) => {
+    const pairing2 = pairingFromQuery(details.queryParameters);
+    if (pairing2)
+      void app.pair(pairing2);
+    void app.resumed();
+    if (!shown && !stopped)
+      void present();
+  });
+  const pairing = pairingFromQuery(Script3.queryParameters);
+  if (pairing)
+    void app.pair(pairing);
+  else if (app.configured)
     await app.start();
-  await Navigation.present({ element: /* @__PURE__ */ createElement(Page, { app }) });
-  await app.stop();
-  await BackgroundKeeper.stopKeepAlive();
-  Script.exit();
+  await present();
 }
 void main();

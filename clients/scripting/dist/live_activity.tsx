@@ -8,7 +8,69 @@ import {
 } from "scripting";
 
 // src/render.tsx
-import { DateLabel as DateLabel2, HStack as HStack2, Image as Image2, ProgressView as ProgressView2, Spacer as Spacer2, Text as Text2, VStack as VStack2 } from "scripting";
+import { DateLabel as DateLabel2, HStack as HStack2, Image as Image2, ProgressView as ProgressView2, Spacer as Spacer2, Text as Text2, TimerIntervalLabel, VStack as VStack2 } from "scripting";
+
+// ../typescript/src/liveActivityRules.ts
+function roundedInteger(value) {
+  if (typeof value !== "number" || !Number.isFinite(value))
+    return void 0;
+  const r = Math.sign(value) * Math.round(Math.abs(value));
+  return r === 0 ? 0 : r;
+}
+function progressOf(state) {
+  const progress = roundedInteger(state.progress);
+  const max = roundedInteger(state.progress_max);
+  if (progress === void 0 || max === void 0 || max <= 0)
+    return null;
+  return { progress, max, fraction: progress / max };
+}
+function percentText(fraction) {
+  return `${Math.round(Math.min(Math.max(fraction, 0), 1) * 100)}%`;
+}
+function barDirection(state) {
+  const d = typeof state.progress_bar_direction === "string" ? state.progress_bar_direction.toLowerCase() : "";
+  return d === "increasing" || d === "decreasing" ? d : null;
+}
+function barFill(state) {
+  const p = progressOf(state);
+  if (!p)
+    return null;
+  const f = barDirection(state) === "decreasing" ? 1 - p.fraction : p.fraction;
+  return Math.min(Math.max(f, 0), 1);
+}
+function chronometerOf(state, nowMs) {
+  if (state.chronometer !== true || typeof state.countdown_end !== "number")
+    return null;
+  const end = state.countdown_end * 1e3;
+  if (typeof state.chronometer_start === "number" && state.chronometer_start * 1e3 < end) {
+    return { kind: "bounded", start: state.chronometer_start * 1e3, end };
+  }
+  return end > nowMs ? { kind: "countdown", end } : { kind: "countup", since: end };
+}
+function timerBar(state, nowMs, drawnAtMs) {
+  if (progressOf(state))
+    return null;
+  const c = chronometerOf(state, drawnAtMs);
+  if (!c || c.kind === "countup")
+    return null;
+  const from = c.kind === "bounded" ? c.start : Math.min(drawnAtMs, c.end);
+  const drains = c.kind === "bounded" ? barDirection(state) === "decreasing" : barDirection(state) !== "increasing";
+  return { from, to: c.end, drains, fill: intervalFill(from, c.end, drains, nowMs) };
+}
+function intervalFill(from, to, drains, nowMs) {
+  const done = to > from ? Math.min(Math.max((nowMs - from) / (to - from), 0), 1) : 1;
+  return drains ? 1 - done : done;
+}
+var APP_STALE_AFTER_MS = 30 * 60 * 1e3;
+function tapTarget(url) {
+  if (typeof url !== "string" || url.trim() === "")
+    return null;
+  const raw = url.trim();
+  if (/^[a-z][a-z0-9+.-]*:/i.test(raw))
+    return { kind: "url", raw, href: raw };
+  const path = raw.startsWith("/") ? raw : `/${raw}`;
+  return { kind: "path", raw, href: `homeassistant://navigate${path}` };
+}
 
 // src/colors.ts
 var CSS = {
@@ -126,123 +188,289 @@ function contrasting(background) {
 
 // src/icons.ts
 var MDI_TO_SF = {
+  // Appliances and rooms
   "washing-machine": "washer",
   "tumble-dryer": "dryer",
   dishwasher: "dishwasher",
-  "ev-station": "ev.charger",
-  "ev-plug-type2": "ev.plug.ac.type.2",
-  "car-electric": "bolt.car",
-  car: "car",
-  "car-battery": "minus.plus.batteryblock",
-  battery: "battery.100",
-  "battery-charging": "battery.100.bolt",
-  "battery-50": "battery.50",
-  "battery-low": "battery.25",
+  fridge: "refrigerator",
+  "fridge-outline": "refrigerator",
+  stove: "stove",
+  oven: "oven",
+  microwave: "microwave",
+  "coffee-maker": "cup.and.saucer",
+  coffee: "cup.and.saucer",
+  tea: "cup.and.saucer",
+  kettle: "cup.and.saucer",
+  "water-boiler": "heater.vertical",
+  radiator: "heater.vertical",
+  "air-conditioner": "air.conditioner.horizontal",
+  hvac: "air.conditioner.horizontal",
+  "air-purifier": "air.purifier",
+  "air-humidifier": "humidifier",
+  dehumidifier: "dehumidifier",
+  fan: "fan",
+  "robot-vacuum": "robotic.vacuum",
+  "robot-mower": "leaf",
+  printer: "printer",
+  "printer-3d": "printer",
+  sofa: "sofa",
+  bed: "bed.double",
+  "bed-king": "bed.double",
+  shower: "shower",
+  bathtub: "bathtub",
+  toilet: "toilet",
+  "ceiling-light": "light.recessed",
+  lamp: "lamp.floor",
+  "desk-lamp": "lamp.desk",
+  lightbulb: "lightbulb",
+  "lightbulb-on": "lightbulb.fill",
+  "lightbulb-off": "lightbulb.slash",
+  "light-switch": "switch.2",
+  // Home, doors and security
   "home-assistant": "house",
   home: "house",
   "home-outline": "house",
+  "home-account": "house",
   door: "door.left.hand.closed",
   "door-open": "door.left.hand.open",
   "door-closed": "door.left.hand.closed",
   garage: "door.garage.closed",
   "garage-open": "door.garage.open",
+  "window-open": "window.vertical.open",
+  "window-closed": "window.vertical.closed",
+  blinds: "blinds.vertical.closed",
+  "blinds-open": "blinds.vertical.open",
+  curtains: "curtains.closed",
   lock: "lock",
   "lock-open": "lock.open",
   "lock-open-variant": "lock.open",
-  lightbulb: "lightbulb",
-  "lightbulb-on": "lightbulb.fill",
+  key: "key",
+  "shield-home": "shield",
+  "shield-check": "checkmark.shield",
+  "shield-lock": "lock.shield",
+  security: "lock.shield",
+  "alarm-light": "light.beacon.max",
+  "alarm-panel": "lock.shield",
+  cctv: "video",
+  camera: "camera",
+  doorbell: "bell",
+  "doorbell-video": "video.doorbell",
+  motion: "figure.walk",
+  "motion-sensor": "sensor",
+  "smoke-detector": "smoke",
+  "fire-alert": "flame",
+  fire: "flame",
+  "water-alert": "drop.triangle",
+  leak: "drop.triangle",
+  mailbox: "mailbox",
+  "package-variant": "shippingbox",
+  "package-variant-closed": "shippingbox",
+  package: "shippingbox",
+  "truck-delivery": "box.truck",
+  truck: "box.truck",
+  // Energy
+  "ev-station": "ev.charger",
+  "ev-plug-type2": "ev.plug.ac.type.2",
+  "car-electric": "bolt.car",
+  "car-battery": "minus.plus.batteryblock",
+  battery: "battery.100",
+  "battery-charging": "battery.100.bolt",
+  "battery-high": "battery.75",
+  "battery-medium": "battery.50",
+  "battery-low": "battery.25",
+  "battery-outline": "battery.0",
+  "battery-alert": "battery.0",
+  "home-battery": "battery.100",
+  "power-plug": "powerplug",
+  power: "power",
+  flash: "bolt",
+  lightning: "bolt",
+  "lightning-bolt": "bolt.fill",
+  "solar-power": "sun.max",
+  "solar-panel": "sun.max",
+  "heat-pump": "heat.waves",
+  gauge: "gauge.with.dots.needle.33percent",
+  "gas-station": "fuelpump",
+  fuel: "fuelpump",
   thermometer: "thermometer",
+  thermostat: "thermometer",
   "water-percent": "humidity",
   water: "drop",
-  "water-boiler": "heater.vertical",
-  fire: "flame",
-  radiator: "heater.vertical",
-  fan: "fan",
-  "air-conditioner": "air.conditioner.horizontal",
   snowflake: "snowflake",
-  bell: "bell",
-  "bell-ring": "bell.badge",
-  alert: "exclamationmark.triangle",
-  "alert-circle": "exclamationmark.circle",
-  information: "info.circle",
+  // Weather and time of day
+  "weather-sunny": "sun.max",
+  "weather-night": "moon.stars",
+  "weather-rainy": "cloud.rain",
+  "weather-pouring": "cloud.heavyrain",
+  "weather-cloudy": "cloud",
+  "weather-partly-cloudy": "cloud.sun",
+  "weather-snowy": "cloud.snow",
+  "weather-lightning": "cloud.bolt",
+  "weather-windy": "wind",
+  "weather-fog": "cloud.fog",
+  "weather-sunset": "sunset",
+  "weather-sunset-up": "sunrise",
+  umbrella: "umbrella",
+  sleep: "moon.zzz",
+  "power-sleep": "moon.zzz",
+  // Time
   timer: "timer",
   "timer-outline": "timer",
   "timer-sand": "hourglass",
   clock: "clock",
   "clock-outline": "clock",
-  "package-variant": "shippingbox",
-  "package-variant-closed": "shippingbox",
-  "truck-delivery": "box.truck",
-  "robot-vacuum": "robotic.vacuum",
-  "robot-mower": "leaf",
-  "power-plug": "powerplug",
-  flash: "bolt",
-  lightning: "bolt",
-  "solar-power": "sun.max",
-  "solar-panel": "sun.max",
-  "weather-sunny": "sun.max",
-  "weather-rainy": "cloud.rain",
-  "weather-cloudy": "cloud",
-  coffee: "cup.and.saucer",
-  "coffee-maker": "cup.and.saucer",
-  stove: "stove",
-  oven: "oven",
-  microwave: "microwave",
-  printer: "printer",
-  "printer-3d": "printer",
+  alarm: "alarm",
+  stopwatch: "stopwatch",
+  "progress-clock": "clock.arrow.circlepath",
+  calendar: "calendar",
+  "calendar-clock": "calendar.badge.clock",
+  "calendar-check": "calendar.badge.checkmark",
+  // Media and devices
   music: "music.note",
+  "music-note": "music.note",
+  "movie-open": "film",
+  movie: "film",
+  play: "play.fill",
+  pause: "pause.fill",
+  stop: "stop.fill",
+  "volume-high": "speaker.wave.3",
   speaker: "hifispeaker",
+  headphones: "headphones",
+  microphone: "mic",
+  radio: "radio",
   television: "tv",
   cellphone: "iphone",
+  tablet: "ipad",
+  watch: "applewatch",
+  laptop: "laptopcomputer",
+  monitor: "display",
+  "desktop-tower": "pc",
+  server: "server.rack",
+  "router-wireless": "wifi.router",
   wifi: "wifi",
+  phone: "phone",
+  email: "envelope",
+  message: "message",
+  chat: "bubble.left",
+  // People, pets, health
   account: "person",
+  "account-circle": "person.circle",
+  "account-multiple": "person.2",
   "account-group": "person.3",
-  motion: "figure.walk",
-  "motion-sensor": "sensor",
-  "shield-home": "shield",
-  "shield-check": "checkmark.shield",
-  cctv: "video",
-  camera: "camera",
+  human: "figure.stand",
+  walk: "figure.walk",
+  run: "figure.run",
+  swim: "figure.pool.swim",
+  pool: "figure.pool.swim",
+  yoga: "figure.yoga",
+  dumbbell: "dumbbell",
+  cat: "cat",
+  dog: "dog",
+  paw: "pawprint",
+  "baby-carriage": "stroller",
+  heart: "heart",
+  "heart-pulse": "waveform.path.ecg",
+  pill: "pills",
+  "medical-bag": "cross.case",
+  hospital: "cross",
+  // Travel
+  car: "car",
+  taxi: "car",
+  airplane: "airplane",
+  train: "tram",
+  subway: "tram",
+  bus: "bus",
+  bike: "bicycle",
+  ferry: "ferry",
+  "sail-boat": "sailboat",
+  "map-marker": "mappin",
+  map: "map",
+  // Food and shopping
+  "food-fork-drink": "fork.knife",
+  food: "fork.knife",
+  "silverware-fork-knife": "fork.knife",
+  pot: "frying.pan",
+  cake: "birthday.cake",
+  "glass-wine": "wineglass",
+  beer: "mug",
+  cart: "cart",
+  shopping: "bag",
+  gift: "gift",
+  cash: "banknote",
+  "credit-card": "creditcard",
+  // Garden
+  leaf: "leaf",
+  sprout: "leaf",
+  tree: "tree",
+  sprinkler: "sprinkler",
+  "watering-can": "drop",
+  // Status and actions
+  bell: "bell",
+  "bell-ring": "bell.badge",
+  alert: "exclamationmark.triangle",
+  "alert-circle": "exclamationmark.circle",
+  "alert-octagon": "exclamationmark.octagon",
+  information: "info.circle",
+  "help-circle": "questionmark.circle",
   check: "checkmark",
   "check-circle": "checkmark.circle",
   close: "xmark",
+  "close-circle": "xmark.circle",
+  "plus-circle": "plus.circle",
+  "minus-circle": "minus.circle",
   "trash-can": "trash",
   delete: "trash",
-  calendar: "calendar",
-  "map-marker": "mappin",
-  airplane: "airplane",
-  train: "tram",
-  bus: "bus",
-  bike: "bicycle",
-  walk: "figure.walk",
-  run: "figure.run",
-  "food-fork-drink": "fork.knife",
-  pot: "frying.pan",
-  leaf: "leaf",
-  sprinkler: "sprinkler",
-  pool: "figure.pool.swim",
-  "heat-pump": "heat.waves",
-  gauge: "gauge.with.dots.needle.33percent"
+  recycle: "arrow.3.trianglepath",
+  download: "arrow.down.circle",
+  upload: "arrow.up.circle",
+  sync: "arrow.triangle.2.circlepath",
+  refresh: "arrow.clockwise",
+  update: "arrow.clockwise",
+  cog: "gearshape",
+  wrench: "wrench",
+  tools: "wrench.and.screwdriver",
+  hammer: "hammer",
+  eye: "eye",
+  "eye-off": "eye.slash",
+  star: "star",
+  flag: "flag",
+  bookmark: "bookmark",
+  tag: "tag",
+  pin: "pin"
 };
 var FALLBACK_SYMBOL = "circle.fill";
+function battery(slug) {
+  const m = /^battery(-charging)?-(\d{1,3})$/.exec(slug);
+  if (!m)
+    return void 0;
+  const level = Math.min(100, Math.round(Number(m[2]) / 25) * 25);
+  return m[1] ? "battery.100.bolt" : `battery.${level}`;
+}
 function sfSymbol(icon) {
   if (typeof icon !== "string")
     return FALLBACK_SYMBOL;
-  const slug = icon.startsWith("mdi:") ? icon.slice(4) : icon;
-  return MDI_TO_SF[slug] ?? FALLBACK_SYMBOL;
+  let slug = icon.trim().toLowerCase().replace(/^mdi:/, "");
+  const level = battery(slug);
+  if (level)
+    return level;
+  while (slug !== "") {
+    if (MDI_TO_SF[slug])
+      return MDI_TO_SF[slug];
+    const dash = slug.lastIndexOf("-");
+    slug = dash > 0 ? slug.slice(0, dash) : "";
+  }
+  return FALLBACK_SYMBOL;
 }
 
 // src/content.ts
-function display(content) {
+function display(content, nowMs = Date.now()) {
   const s = content.state;
   const background = hex(s.background_color) ?? "#000000";
   const text = hex(s.text_color) ?? contrasting(background);
   const iconColor = color(s.color);
-  const hasBar = typeof s.progress === "number" && typeof s.progress_max === "number" && s.progress_max > 0;
-  const fraction = hasBar ? Math.min(1, Math.max(0, s.progress / s.progress_max)) : void 0;
-  const percent = fraction === void 0 ? void 0 : `${Math.round(fraction * 100)}%`;
+  const p = progressOf(s);
+  const percent = p ? percentText(p.fraction) : void 0;
   const critical = typeof s.critical_text === "string" && s.critical_text !== "" ? s.critical_text : void 0;
-  const timer = s.chronometer === true && typeof s.countdown_end === "number" ? s.countdown_end * 1e3 : void 0;
   const d = {
     title: content.title,
     message: typeof s.message === "string" ? s.message : "",
@@ -254,13 +482,18 @@ function display(content) {
     icon: sfSymbol(s.icon),
     iconColor
   };
-  if (timer !== void 0)
+  const timer = chronometerOf(s, nowMs);
+  if (timer)
     d.timer = timer;
-  if (fraction !== void 0)
-    d.fraction = fraction;
-  const url = typeof s.template?.tap_url === "string" ? s.template.tap_url : s.url;
-  if (typeof url === "string" && /^[a-z][a-z0-9+.-]*:/i.test(url))
-    d.url = url;
+  const fill = barFill(s);
+  if (fill !== null)
+    d.fill = fill;
+  const tb = timerBar(s, nowMs, nowMs);
+  if (tb)
+    d.timerBar = { from: tb.from, to: tb.to, countsDown: tb.drains };
+  const tap = tapTarget(typeof s.template?.tap_url === "string" ? s.template.tap_url : s.url);
+  if (tap)
+    d.url = tap.href;
   return d;
 }
 
@@ -287,11 +520,30 @@ function Value({ value, size, fallback }) {
   }
   return /* @__PURE__ */ createElement(Text, { font: size, lineLimit: 1, foregroundStyle: tint }, String(value.value));
 }
+function iconProps(icon) {
+  if (typeof icon === "string")
+    return { systemName: icon, foregroundStyle: "white" };
+  if (typeof icon !== "object" || icon === null)
+    return { systemName: "circle.fill", foregroundStyle: "white" };
+  const o = icon;
+  const gradient = o.color_rendering === "gradient";
+  const style = (c) => gradient ? { color: c, gradient: true } : c;
+  const primary = color(o.primary_color) ?? "white";
+  const mode = ["monochrome", "hierarchical", "palette", "multicolor"].includes(o.rendering_mode) ? o.rendering_mode : void 0;
+  const props = { systemName: String(o.name) };
+  if (mode)
+    props.symbolRenderingMode = mode;
+  if (mode === "palette") {
+    const secondary = color(o.secondary_color);
+    const tertiary = color(o.tertiary_color);
+    props.foregroundStyle = secondary ? { primary: style(primary), secondary: style(secondary), ...tertiary ? { tertiary: style(tertiary) } : {} } : style(primary);
+  } else if (mode !== "multicolor" || o.primary_color !== void 0) {
+    props.foregroundStyle = style(primary);
+  }
+  return props;
+}
 function TemplateIcon({ content, size }) {
-  const icon = template(content).icon;
-  const name = typeof icon === "string" ? icon : typeof icon === "object" && icon !== null ? String(icon.name) : "circle.fill";
-  const tint = typeof icon === "object" && icon !== null ? color(icon.primary_color) : void 0;
-  return /* @__PURE__ */ createElement(Image, { systemName: name, font: size, foregroundStyle: tint ?? "white" });
+  return /* @__PURE__ */ createElement(Image, { ...iconProps(template(content).icon), font: size });
 }
 function SegmentedBar({ bar }) {
   const segments = Array.isArray(bar.segments) ? bar.segments : [];
@@ -312,7 +564,7 @@ function SegmentedBar({ bar }) {
 }
 function ProgressTemplate({ t, text }) {
   const bar = t.progress ?? {};
-  return /* @__PURE__ */ createElement(VStack, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(HStack, { spacing: 8 }, /* @__PURE__ */ createElement(TemplateIcon, { content: { tag: "", title: "", phase: "active", state: { template: t } }, size: 18 }), /* @__PURE__ */ createElement(Value, { value: t.header_left, size: "headline", fallback: text }), /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Value, { value: t.header_right, size: "headline", fallback: text })), bar.style === "segmented" ? /* @__PURE__ */ createElement(SegmentedBar, { bar }) : /* @__PURE__ */ createElement(ProgressView, { value: Math.min(1, Math.max(0, Number(bar.value) || 0)), total: 1, tint: color(bar.color) ?? "systemBlue" }), /* @__PURE__ */ createElement(HStack, null, /* @__PURE__ */ createElement(Value, { value: t.footer_left, size: "caption", fallback: text }), /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Value, { value: t.footer_right, size: "caption", fallback: text })));
+  return /* @__PURE__ */ createElement(VStack, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(HStack, { spacing: 8 }, /* @__PURE__ */ createElement(Image, { ...iconProps(t.icon), font: 18 }), /* @__PURE__ */ createElement(Value, { value: t.header_left, size: "headline", fallback: text }), /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Value, { value: t.header_right, size: "headline", fallback: text })), bar.style === "segmented" ? /* @__PURE__ */ createElement(SegmentedBar, { bar }) : /* @__PURE__ */ createElement(ProgressView, { value: Math.min(1, Math.max(0, Number(bar.value) || 0)), total: 1, tint: color(bar.color) ?? "systemBlue" }), /* @__PURE__ */ createElement(HStack, null, /* @__PURE__ */ createElement(Value, { value: t.footer_left, size: "caption", fallback: text }), /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Value, { value: t.footer_right, size: "caption", fallback: text })));
 }
 function Column({ column, primary, text }) {
   if (!column)
@@ -321,11 +573,11 @@ function Column({ column, primary, text }) {
 }
 function MonitorTemplate({ t, text }) {
   const primary = t.primary_column === "right" ? "right" : "left";
-  return /* @__PURE__ */ createElement(HStack, { spacing: 12 }, /* @__PURE__ */ createElement(TemplateIcon, { content: { tag: "", title: "", phase: "active", state: { template: t } }, size: 22 }), /* @__PURE__ */ createElement(Column, { column: t.left_column, primary: primary === "left", text }), /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Column, { column: t.right_column, primary: primary === "right", text }));
+  return /* @__PURE__ */ createElement(HStack, { spacing: 12 }, /* @__PURE__ */ createElement(Image, { ...iconProps(t.icon), font: 22 }), /* @__PURE__ */ createElement(Column, { column: t.left_column, primary: primary === "left", text }), /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Column, { column: t.right_column, primary: primary === "right", text }));
 }
 function GenericTemplate({ t, text, remainingUntil }) {
   const value = Math.min(1, Math.max(0, Number(t.progress) || 0));
-  return /* @__PURE__ */ createElement(VStack, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(HStack, { spacing: 8 }, /* @__PURE__ */ createElement(TemplateIcon, { content: { tag: "", title: "", phase: "active", state: { template: t } }, size: 18 }), typeof t.state === "string" ? /* @__PURE__ */ createElement(Text, { font: "headline", foregroundStyle: text }, t.state) : null, /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Text, { font: "headline", monospacedDigit: true, foregroundStyle: text }, `${Math.round(value * 100)}%`)), /* @__PURE__ */ createElement(ProgressView, { value, total: 1, tint: "systemBlue" }), remainingUntil !== void 0 ? /* @__PURE__ */ createElement(DateLabel, { date: new Date(remainingUntil), style: "timer", font: "caption", foregroundStyle: text }) : null);
+  return /* @__PURE__ */ createElement(VStack, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(HStack, { spacing: 8 }, /* @__PURE__ */ createElement(Image, { ...iconProps(t.icon), font: 18 }), typeof t.state === "string" ? /* @__PURE__ */ createElement(Text, { font: "headline", foregroundStyle: text }, t.state) : null, /* @__PURE__ */ createElement(Spacer, null), /* @__PURE__ */ createElement(Text, { font: "headline", monospacedDigit: true, foregroundStyle: text }, percentText(value))), /* @__PURE__ */ createElement(ProgressView, { value, total: 1, tint: "systemBlue" }), remainingUntil !== void 0 ? /* @__PURE__ */ createElement(DateLabel, { date: new Date(remainingUntil), style: "timer", font: "caption", foregroundStyle: text }) : null);
 }
 function TemplateBody({ content, text }) {
   const t = template(content);
@@ -344,22 +596,38 @@ function TemplateCompactTrailing({ content }) {
     return /* @__PURE__ */ createElement(Value, { value: column?.value, size: "caption", fallback: "white" });
   }
   const v = t.template === "generic" ? Number(t.progress) : Number(t.progress?.value);
-  return /* @__PURE__ */ createElement(Text, { font: "caption", monospacedDigit: true }, Number.isFinite(v) ? `${Math.round(v * 100)}%` : "");
+  return /* @__PURE__ */ createElement(Text, { font: "caption", monospacedDigit: true }, Number.isFinite(v) ? percentText(v) : "");
 }
 
 // src/render.tsx
-function MessageLine({ d }) {
-  if (d.timer !== void 0) {
-    return /* @__PURE__ */ createElement(DateLabel2, { date: new Date(d.timer), style: "timer", font: "body", monospacedDigit: true, foregroundStyle: d.text });
+function Timer({ timer, font, color: color2 }) {
+  if (timer.kind === "bounded") {
+    return /* @__PURE__ */ createElement(TimerIntervalLabel, { from: new Date(timer.start), to: new Date(timer.end), countsDown: false, font, monospacedDigit: true, foregroundStyle: color2 });
   }
+  if (timer.kind === "countdown") {
+    return /* @__PURE__ */ createElement(TimerIntervalLabel, { from: new Date(Math.min(Date.now(), timer.end)), to: new Date(timer.end), countsDown: true, font, monospacedDigit: true, foregroundStyle: color2 });
+  }
+  return /* @__PURE__ */ createElement(DateLabel2, { date: new Date(timer.since), style: "timer", font, monospacedDigit: true, foregroundStyle: color2 });
+}
+function MessageLine({ d }) {
+  if (d.timer !== void 0)
+    return /* @__PURE__ */ createElement(Timer, { timer: d.timer, font: "body", color: d.text });
   return /* @__PURE__ */ createElement(Text2, { font: "body", lineLimit: 2, foregroundStyle: d.text }, d.message);
+}
+function Bar({ d, tint }) {
+  if (d.fill !== void 0)
+    return /* @__PURE__ */ createElement(ProgressView2, { value: d.fill, total: 1, tint });
+  if (d.timerBar !== void 0) {
+    return /* @__PURE__ */ createElement(ProgressView2, { timerFrom: new Date(d.timerBar.from), timerTo: new Date(d.timerBar.to), countsDown: d.timerBar.countsDown, tint });
+  }
+  return null;
 }
 function Icon({ d, size }) {
   return /* @__PURE__ */ createElement(Image2, { systemName: d.icon, font: size, foregroundStyle: d.iconColor ?? d.text });
 }
 function LockScreen({ content }) {
   const d = display(content);
-  const body = hasTemplate(content) ? /* @__PURE__ */ createElement(TemplateBody, { content, text: d.text }) : /* @__PURE__ */ createElement(VStack2, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(HStack2, { spacing: 8 }, /* @__PURE__ */ createElement(Icon, { d, size: 18 }), /* @__PURE__ */ createElement(Text2, { font: "headline", lineLimit: 1, foregroundStyle: d.text }, d.title), /* @__PURE__ */ createElement(Spacer2, null), d.topRight !== void 0 ? /* @__PURE__ */ createElement(Text2, { font: "headline", monospacedDigit: true, foregroundStyle: d.text }, d.topRight) : null), /* @__PURE__ */ createElement(MessageLine, { d }), d.fraction !== void 0 ? /* @__PURE__ */ createElement(ProgressView2, { value: d.fraction, total: 1, tint: d.bar ?? d.text }) : null);
+  const body = hasTemplate(content) ? /* @__PURE__ */ createElement(TemplateBody, { content, text: d.text }) : /* @__PURE__ */ createElement(VStack2, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(HStack2, { spacing: 8 }, /* @__PURE__ */ createElement(Icon, { d, size: 18 }), /* @__PURE__ */ createElement(Text2, { font: "headline", lineLimit: 1, foregroundStyle: d.text }, d.title), /* @__PURE__ */ createElement(Spacer2, null), d.topRight !== void 0 ? /* @__PURE__ */ createElement(Text2, { font: "headline", monospacedDigit: true, foregroundStyle: d.text }, d.topRight) : null), /* @__PURE__ */ createElement(MessageLine, { d }), /* @__PURE__ */ createElement(Bar, { d, tint: d.bar ?? d.text }));
   return /* @__PURE__ */ createElement(
     VStack2,
     {
@@ -385,7 +653,7 @@ function CompactTrailing({ content }) {
   if (d.compactTrailing !== void 0)
     return /* @__PURE__ */ createElement(Text2, { font: "caption", monospacedDigit: true, foregroundStyle: d.iconColor ?? "white" }, d.compactTrailing);
   if (d.timer !== void 0)
-    return /* @__PURE__ */ createElement(DateLabel2, { date: new Date(d.timer), style: "timer", font: "caption", monospacedDigit: true });
+    return /* @__PURE__ */ createElement(Timer, { timer: d.timer, font: "caption" });
   return /* @__PURE__ */ createElement(Text2, { font: "caption" }, "");
 }
 function Minimal({ content }) {
@@ -405,7 +673,7 @@ function ExpandedBottom({ content }) {
   if (hasTemplate(content))
     return /* @__PURE__ */ createElement(TemplateBody, { content, text: "#FFFFFF" });
   const d = { ...display(content), text: "#FFFFFF" };
-  return /* @__PURE__ */ createElement(VStack2, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(MessageLine, { d }), d.fraction !== void 0 ? /* @__PURE__ */ createElement(ProgressView2, { value: d.fraction, total: 1, tint: d.bar ?? "white" }) : null);
+  return /* @__PURE__ */ createElement(VStack2, { alignment: "leading", spacing: 6 }, /* @__PURE__ */ createElement(MessageLine, { d }), /* @__PURE__ */ createElement(Bar, { d, tint: d.bar ?? "white" }));
 }
 
 // src/live_activity.tsx

@@ -1,17 +1,18 @@
+import { barFill, chronometerOf, Chronometer, percentText, progressOf, tapTarget, timerBar } from "../../typescript/src/liveActivityRules";
 import { color, contrasting, hex } from "./colors";
 import { sfSymbol } from "./icons";
 
 type JSONObject = { [key: string]: any };
 
 /**
- * What the script hands a Live Activity as its content state: JSON only (ActivityKit serializes it), so times
- * are numbers and the builder makes the dates.
+ * What the script hands a Live Activity as its content state (`contentState.ts` builds it): JSON only, since
+ * ActivityKit serializes it, so times are numbers and the builder makes the dates.
  */
 export interface ActivityContent {
   tag: string;
-  /** Static: the title the activity started with. */
+  /** The title to show now: the content state's `title` (it may change on update), else the start's. */
   title: string;
-  /** The Home Assistant content state (`message`, `progress`, `template`, …). */
+  /** The Home Assistant content state, cut to the keys the Live Activity draws (`message`, `progress`, `template`, …). */
   state: JSONObject;
   phase: "active" | "stale" | "ended";
   /** Unix ms; the generic template's `remaining_time` made absolute when the update arrived. */
@@ -23,14 +24,16 @@ export interface Display {
   title: string;
   /** Shown when there is no timer. */
   message: string;
-  /** `chronometer` with a `countdown_end`: a timer replaces the message line (Unix ms). */
-  timer?: number;
+  /** `chronometer` with a `countdown_end` (and maybe `chronometer_start`): a timer replaces the message line. */
+  timer?: Chronometer;
   /** Top right: the percentage when there is a progress bar (it replaces `critical_text` there), else `critical_text`. */
   topRight?: string;
   /** The compact island's trailing text: always `critical_text` when there is one. */
   compactTrailing?: string;
-  /** 0…1 when `progress` and `progress_max` are both set. */
-  fraction?: number;
+  /** 0…1: how much of the static bar is filled (`progress_bar_direction: decreasing` fills what remains). */
+  fill?: number;
+  /** The bar under a running timer when there is no static bar: from, to (Unix ms) and whether it empties. */
+  timerBar?: { from: number; to: number; countsDown: boolean };
   background: `#${string}`;
   text: `#${string}` | ReturnType<typeof contrasting>;
   /** `progress_bar_color`, falling back to the icon color. */
@@ -40,16 +43,14 @@ export interface Display {
   url?: string;
 }
 
-export function display(content: ActivityContent): Display {
+export function display(content: ActivityContent, nowMs: number = Date.now()): Display {
   const s = content.state;
   const background = hex(s.background_color) ?? "#000000";
   const text = hex(s.text_color) ?? contrasting(background);
   const iconColor = color(s.color);
-  const hasBar = typeof s.progress === "number" && typeof s.progress_max === "number" && s.progress_max > 0;
-  const fraction = hasBar ? Math.min(1, Math.max(0, s.progress / s.progress_max)) : undefined;
-  const percent = fraction === undefined ? undefined : `${Math.round(fraction * 100)}%`;
+  const p = progressOf(s);
+  const percent = p ? percentText(p.fraction) : undefined;
   const critical = typeof s.critical_text === "string" && s.critical_text !== "" ? s.critical_text : undefined;
-  const timer = s.chronometer === true && typeof s.countdown_end === "number" ? s.countdown_end * 1000 : undefined;
   const d: Display = {
     title: content.title,
     message: typeof s.message === "string" ? s.message : "",
@@ -61,10 +62,14 @@ export function display(content: ActivityContent): Display {
     icon: sfSymbol(s.icon),
     iconColor,
   };
-  if (timer !== undefined) d.timer = timer;
-  if (fraction !== undefined) d.fraction = fraction;
-  // A tap opens the URL; HA's relative paths (`/lovelace/0`) mean the companion app, which this is not.
-  const url = typeof s.template?.tap_url === "string" ? s.template.tap_url : s.url;
-  if (typeof url === "string" && /^[a-z][a-z0-9+.-]*:/i.test(url)) d.url = url;
+  const timer = chronometerOf(s, nowMs);
+  if (timer) d.timer = timer;
+  const fill = barFill(s);
+  if (fill !== null) d.fill = fill;
+  // The system animates a timer's bar itself (ProgressView over a date interval) from the moment it draws it.
+  const tb = timerBar(s, nowMs, nowMs);
+  if (tb) d.timerBar = { from: tb.from, to: tb.to, countsDown: tb.drains };
+  const tap = tapTarget(typeof s.template?.tap_url === "string" ? s.template.tap_url : s.url);
+  if (tap) d.url = tap.href;
   return d;
 }

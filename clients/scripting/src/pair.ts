@@ -3,9 +3,10 @@ import { PairingError, redeemPairing } from "../../typescript/src/pairing";
 import type { Settings } from "./storage";
 
 /**
- * Pairs this phone from a pairing URL (scanned from the QR code `lanpush pair` or the preview shows) or a short
- * code typed with the gateway's address: the code is redeemed once for the device's token. Plain HTTP: the app's
- * `fetch` cannot pin the gateway's self-signed certificate (see the library's pairing module).
+ * Pairs this phone from a pairing URL — scanned with the in-script scanner, carried in the Scripting run URL the
+ * iPhone's Camera opened (`lanpush pair --scripting`, the preview's pairing panel), or pasted — or from a short code
+ * typed with the gateway's address: the code is redeemed once for the device's token. Plain HTTP: the app's `fetch`
+ * cannot pin the gateway's self-signed certificate (see the library's pairing module).
  */
 export async function pairDevice(input: string, address: string): Promise<Settings> {
   const paired = await redeemPairing(input, {

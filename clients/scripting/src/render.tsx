@@ -1,13 +1,36 @@
-import { DateLabel, HStack, Image, ProgressView, Spacer, Text, VStack, VirtualNode } from "scripting";
+import { Color, DateLabel, Font, HStack, Image, ProgressView, Spacer, Text, TimerIntervalLabel, VStack, VirtualNode } from "scripting";
+import type { Chronometer } from "../../typescript/src/liveActivityRules";
 import { ActivityContent, display, Display } from "./content";
 import { hasTemplate, TemplateBody, TemplateCompactTrailing, TemplateIcon } from "./templates";
 
-/** The message line: a live timer to `countdown_end` when `chronometer` is set (it counts up once past), else the message. */
-function MessageLine({ d }: { d: Display }): VirtualNode {
-  if (d.timer !== undefined) {
-    return <DateLabel date={new Date(d.timer)} style="timer" font="body" monospacedDigit={true} foregroundStyle={d.text} />;
+/**
+ * A running timer as the iOS companion app draws it (HAActivityTimerProgressBar.swift, `HAActivityChronometerText`):
+ * a bounded count-up counts from its start and stops at its end; a countdown counts from now down to its end; once
+ * the end has passed, the timer counts up from it.
+ */
+function Timer({ timer, font, color }: { timer: Chronometer; font: Font; color?: Color }): VirtualNode {
+  if (timer.kind === "bounded") {
+    return <TimerIntervalLabel from={new Date(timer.start)} to={new Date(timer.end)} countsDown={false} font={font} monospacedDigit={true} foregroundStyle={color} />;
   }
+  if (timer.kind === "countdown") {
+    return <TimerIntervalLabel from={new Date(Math.min(Date.now(), timer.end))} to={new Date(timer.end)} countsDown={true} font={font} monospacedDigit={true} foregroundStyle={color} />;
+  }
+  return <DateLabel date={new Date(timer.since)} style="timer" font={font} monospacedDigit={true} foregroundStyle={color} />;
+}
+
+/** The message line: the timer when `chronometer` is set, else the message. */
+function MessageLine({ d }: { d: Display }): VirtualNode {
+  if (d.timer !== undefined) return <Timer timer={d.timer} font="body" color={d.text} />;
   return <Text font="body" lineLimit={2} foregroundStyle={d.text}>{d.message}</Text>;
+}
+
+/** The static bar (filled as `progress_bar_direction` says), or a running timer's, which the system animates. */
+function Bar({ d, tint }: { d: Display; tint: Color }): VirtualNode | null {
+  if (d.fill !== undefined) return <ProgressView value={d.fill} total={1} tint={tint} />;
+  if (d.timerBar !== undefined) {
+    return <ProgressView timerFrom={new Date(d.timerBar.from)} timerTo={new Date(d.timerBar.to)} countsDown={d.timerBar.countsDown} tint={tint} />;
+  }
+  return null;
 }
 
 function Icon({ d, size }: { d: Display; size: number }): VirtualNode {
@@ -28,7 +51,7 @@ export function LockScreen({ content }: { content: ActivityContent }): VirtualNo
         {d.topRight !== undefined ? <Text font="headline" monospacedDigit={true} foregroundStyle={d.text}>{d.topRight}</Text> : null}
       </HStack>
       <MessageLine d={d} />
-      {d.fraction !== undefined ? <ProgressView value={d.fraction} total={1} tint={d.bar ?? d.text} /> : null}
+      <Bar d={d} tint={d.bar ?? d.text} />
     </VStack>
   );
   return (
@@ -55,7 +78,7 @@ export function CompactTrailing({ content }: { content: ActivityContent }): Virt
   if (hasTemplate(content)) return <TemplateCompactTrailing content={content} />;
   const d = display(content);
   if (d.compactTrailing !== undefined) return <Text font="caption" monospacedDigit={true} foregroundStyle={d.iconColor ?? "white"}>{d.compactTrailing}</Text>;
-  if (d.timer !== undefined) return <DateLabel date={new Date(d.timer)} style="timer" font="caption" monospacedDigit={true} />;
+  if (d.timer !== undefined) return <Timer timer={d.timer} font="caption" />;
   return <Text font="caption">{""}</Text>;
 }
 
@@ -86,7 +109,7 @@ export function ExpandedBottom({ content }: { content: ActivityContent }): Virtu
   return (
     <VStack alignment="leading" spacing={6}>
       <MessageLine d={d} />
-      {d.fraction !== undefined ? <ProgressView value={d.fraction} total={1} tint={d.bar ?? "white"} /> : null}
+      <Bar d={d} tint={d.bar ?? "white"} />
     </VStack>
   );
 }

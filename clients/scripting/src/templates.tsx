@@ -1,4 +1,5 @@
-import { Color, DateLabel, HStack, Image, ProgressView, RoundedRectangle, Spacer, Text, VStack, VirtualNode, ZStack } from "scripting";
+import { Color, DateLabel, ForegroundStyle, HStack, Image, ProgressView, RoundedRectangle, Spacer, SymbolRenderingMode, Text, VStack, VirtualNode, ZStack } from "scripting";
+import { percentText } from "../../typescript/src/liveActivityRules";
 import { color } from "./colors";
 import type { ActivityContent } from "./content";
 
@@ -34,11 +35,35 @@ function Value({ value, size, fallback }: { value: Obj | undefined; size: "headl
   return <Text font={size} lineLimit={1} foregroundStyle={tint}>{String(value.value)}</Text>;
 }
 
+/**
+ * An Aivi icon: an SF Symbol name (monochrome, the default color), or an Icon object (Aivi template docs, "Icon
+ * object"): `rendering_mode` as the symbol rendering mode, `primary_color` for the symbol, `secondary_color` and
+ * `tertiary_color` for the other layers in `palette` mode, `color_rendering: gradient` as the color's gradient.
+ */
+export function iconProps(icon: unknown): { systemName: string; symbolRenderingMode?: SymbolRenderingMode; foregroundStyle?: ForegroundStyle } {
+  if (typeof icon === "string") return { systemName: icon, foregroundStyle: "white" };
+  if (typeof icon !== "object" || icon === null) return { systemName: "circle.fill", foregroundStyle: "white" };
+  const o = icon as Obj;
+  const gradient = o.color_rendering === "gradient";
+  const style = (c: Color): Color | { color: Color; gradient: true } => (gradient ? { color: c, gradient: true } : c);
+  const primary = color(o.primary_color) ?? "white";
+  const mode = ["monochrome", "hierarchical", "palette", "multicolor"].includes(o.rendering_mode) ? (o.rendering_mode as SymbolRenderingMode) : undefined;
+  const props: ReturnType<typeof iconProps> = { systemName: String(o.name) };
+  if (mode) props.symbolRenderingMode = mode;
+  if (mode === "palette") {
+    const secondary = color(o.secondary_color);
+    const tertiary = color(o.tertiary_color);
+    props.foregroundStyle = secondary
+      ? { primary: style(primary), secondary: style(secondary), ...(tertiary ? { tertiary: style(tertiary) } : {}) }
+      : style(primary);
+  } else if (mode !== "multicolor" || o.primary_color !== undefined) {
+    props.foregroundStyle = style(primary);
+  }
+  return props;
+}
+
 export function TemplateIcon({ content, size }: { content: ActivityContent; size: number }): VirtualNode {
-  const icon = template(content).icon;
-  const name = typeof icon === "string" ? icon : typeof icon === "object" && icon !== null ? String(icon.name) : "circle.fill";
-  const tint = typeof icon === "object" && icon !== null ? color(icon.primary_color) : undefined;
-  return <Image systemName={name} font={size} foregroundStyle={tint ?? "white"} />;
+  return <Image {...iconProps(template(content).icon)} font={size} />;
 }
 
 /** Segments side by side with gaps (`split`), or on one track (`layered`); hatched tracks drawn as outlines. */
@@ -73,7 +98,7 @@ function ProgressTemplate({ t, text }: { t: Obj; text: Color }): VirtualNode {
   return (
     <VStack alignment="leading" spacing={6}>
       <HStack spacing={8}>
-        <TemplateIcon content={{ tag: "", title: "", phase: "active", state: { template: t } }} size={18} />
+        <Image {...iconProps(t.icon)} font={18} />
         <Value value={t.header_left} size="headline" fallback={text} />
         <Spacer />
         <Value value={t.header_right} size="headline" fallback={text} />
@@ -107,7 +132,7 @@ function MonitorTemplate({ t, text }: { t: Obj; text: Color }): VirtualNode {
   const primary = t.primary_column === "right" ? "right" : "left";
   return (
     <HStack spacing={12}>
-      <TemplateIcon content={{ tag: "", title: "", phase: "active", state: { template: t } }} size={22} />
+      <Image {...iconProps(t.icon)} font={22} />
       <Column column={t.left_column} primary={primary === "left"} text={text} />
       <Spacer />
       <Column column={t.right_column} primary={primary === "right"} text={text} />
@@ -120,10 +145,10 @@ function GenericTemplate({ t, text, remainingUntil }: { t: Obj; text: Color; rem
   return (
     <VStack alignment="leading" spacing={6}>
       <HStack spacing={8}>
-        <TemplateIcon content={{ tag: "", title: "", phase: "active", state: { template: t } }} size={18} />
+        <Image {...iconProps(t.icon)} font={18} />
         {typeof t.state === "string" ? <Text font="headline" foregroundStyle={text}>{t.state}</Text> : null}
         <Spacer />
-        <Text font="headline" monospacedDigit={true} foregroundStyle={text}>{`${Math.round(value * 100)}%`}</Text>
+        <Text font="headline" monospacedDigit={true} foregroundStyle={text}>{percentText(value)}</Text>
       </HStack>
       <ProgressView value={value} total={1} tint="systemBlue" />
       {remainingUntil !== undefined ? <DateLabel date={new Date(remainingUntil)} style="timer" font="caption" foregroundStyle={text} /> : null}
@@ -147,5 +172,5 @@ export function TemplateCompactTrailing({ content }: { content: ActivityContent 
     return <Value value={column?.value} size="caption" fallback="white" />;
   }
   const v = t.template === "generic" ? Number(t.progress) : Number(t.progress?.value);
-  return <Text font="caption" monospacedDigit={true}>{Number.isFinite(v) ? `${Math.round(v * 100)}%` : ""}</Text>;
+  return <Text font="caption" monospacedDigit={true}>{Number.isFinite(v) ? percentText(v) : ""}</Text>;
 }

@@ -1,16 +1,11 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { register } from "node:module";
 import { join } from "node:path";
-import { after, afterEach, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
-import { LanpushClient } from "../../typescript/src/client.js";
-import { MemoryStore } from "../../typescript/src/store.js";
+import { describe, test } from "node:test";
 import { sleep } from "../../typescript/test/support/fakes.js";
-import { eventually, Gateway } from "../../typescript/test/support/gateway.js";
 import { ev, segmented, WASHER, WASHER_CLEAR } from "../../typescript/test/support/payloads.js";
-import { repoRoot } from "../../typescript/test/support/vectors.js";
 import * as fake from "./fakeScripting.js";
+import { activity, button, eventually, field, gateway, pageTexts, runScript, SCRIPT_DIR, scriptLive, stopScript, witness } from "./harness.js";
 import { all, ofType, region, texts } from "./tree.js";
 
 /**
@@ -18,82 +13,7 @@ import { all, ofType, region, texts } from "./tree.js";
  * ActivityKit to do, what the Lock Screen and the island show, and what goes back to the gateway.
  */
 
-register(new URL("./hooks.js", import.meta.url).href);
-fake.install();
-
-const SCRIPT_DIR = join(repoRoot(), "clients", "scripting");
-const gateways: Gateway[] = [];
-const witnesses: LanpushClient[] = [];
-let runs = 0;
-
-afterEach(async () => {
-  // A failed test leaves its script running: stop it, so its client does not outlive the test.
-  if (fake.currentPage()) await stopScript();
-});
-
-after(async () => {
-  for (const w of witnesses) await w.stop();
-  for (const g of gateways) await g.dispose();
-});
-
-async function gateway(): Promise<Gateway> {
-  const gw = await new Gateway().start();
-  gateways.push(gw);
-  return gw;
-}
-
-/** Runs the bundled script as the app would, with the gateway's URL and the device token already saved. */
-async function runScript(gw: Gateway | null): Promise<void> {
-  fake.reset();
-  if (gw) {
-    fake.storage.set("lanpush.url", JSON.stringify(`127.0.0.1:${gw.port}`));
-    fake.storage.set("lanpush.token", JSON.stringify(gw.tokens.phone));
-  }
-  await import(`${pathToFileURL(join(SCRIPT_DIR, "dist", "index.tsx")).href}?run=${++runs}`);
-  await eventually(() => assert.ok(fake.currentPage(), "the page is shown"));
-}
-
-async function stopScript(): Promise<void> {
-  fake.closePage();
-  await eventually(() => assert.ok(fake.calls.some((c) => c.api === "Script.exit")));
-}
-
-function button(title: string): fake.Rendered {
-  const b = ofType(fake.currentPage(), "Button").find((x) => x.props.title === title);
-  assert.ok(b, `a button "${title}"`);
-  return b;
-}
-
-function field(title: string): fake.Rendered {
-  const f = ofType(fake.currentPage(), "TextField").find((x) => x.props.title === title);
-  assert.ok(f, `a field "${title}"`);
-  return f;
-}
-
-function pageTexts(): string[] {
-  return texts(fake.currentPage());
-}
-
-async function scriptLive(): Promise<void> {
-  await eventually(() => assert.ok(pageTexts().includes("Live"), pageTexts().join(" | ")));
-}
-
-/** A second client of the same device, on Node's own WebSocket: an independent witness. */
-async function witness(gw: Gateway): Promise<LanpushClient> {
-  const w = new LanpushClient({ url: gw.url, token: gw.tokens.phone, store: new MemoryStore(), WebSocket: (globalThis as any).NodeWebSocket });
-  witnesses.push(w);
-  w.start();
-  await eventually(() => assert.equal(w.status, "live"));
-  return w;
-}
-
-function activity(index = 0): fake.FakeLiveActivity<any> {
-  const a = fake.FakeLiveActivity.instances[index];
-  assert.ok(a, `Live Activity #${index} was created`);
-  return a;
-}
-
-describe("the Scripting script", { concurrency: false }, () => {
+describe("the Scripting script: what the Lock Screen shows", { concurrency: false }, () => {
   test("the bundle is what the sources build to", () => {
     const r = spawnSync(join(SCRIPT_DIR, "build.sh"), ["--check"], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stderr);
@@ -116,10 +36,12 @@ describe("the Scripting script", { concurrency: false }, () => {
     assert.ok(texts(lock).includes("Washing Machine"), "the title is the header");
     assert.ok(texts(lock).includes("25%"), "900 of 3600 shows 25% top right");
     assert.ok(!texts(lock).includes("Rinsing · 1 of 2"), "the timer replaces the message");
-    const [timer] = ofType(lock, "DateLabel");
-    assert.equal(timer.props.style, "timer");
+    // A countdown, as the iOS app draws one: from now down to countdown_end.
+    const [timer] = ofType(lock, "TimerIntervalLabel");
     const countdownEnd = a.calls[1].contentState.state.countdown_end;
-    assert.equal(timer.props.date.getTime(), countdownEnd * 1000);
+    assert.equal(timer.props.to.getTime(), countdownEnd * 1000);
+    assert.equal(timer.props.countsDown, true);
+    assert.ok(Math.abs(timer.props.from.getTime() - Date.now()) < 5_000);
     assert.equal(ofType(lock, "ProgressView")[0].props.value, 0.25);
     assert.equal(ofType(lock, "ProgressView")[0].props.tint, "#2196F3", "the bar takes the icon color");
     assert.equal(ofType(lock, "Image")[0].props.systemName, "washer", "mdi:washing-machine as an SF Symbol");
@@ -145,7 +67,7 @@ describe("the Scripting script", { concurrency: false }, () => {
     await scriptLive();
     // The app's WebSocket offers no subprotocol: only the auth frame's version can have chosen v2.
     const socket = fake.sockets.at(-1)!;
-    assert.deepEqual(JSON.parse(socket.sent[0]), { type: "auth", token: gw.tokens.phone, version: "lanpush.v2" });
+    assert.deepEqual(JSON.parse(socket.sent[0]), { type: "auth", token: gw.tokens.phone, version: "lanpush.v2", keepalive: 120 });
     await gw.push("phone", WASHER[0]);
     await gw.push("phone", WASHER[1]);
     await eventually(() => assert.equal(activity().calls.length, 2));
@@ -211,7 +133,7 @@ describe("the Scripting script", { concurrency: false }, () => {
     await stopScript();
   });
 
-  test("stale date in milliseconds, relevance and alert on updates; a new activity under the tag replaces the old one", async () => {
+  test("stale date in milliseconds (else the iOS app's 30 minutes), relevance and alert on updates; a new activity under the tag replaces the old one", async () => {
     const gw = await gateway();
     await runScript(gw);
     await scriptLive();
@@ -222,6 +144,9 @@ describe("the Scripting script", { concurrency: false }, () => {
     await eventually(() => assert.equal(activity().calls.length, 2));
     assert.deepEqual(activity().calls[0].options, { staleDate: stale * 1000, relevanceScore: 0.75 });
     assert.deepEqual(activity().calls[1].options.alert, { title: "EV", body: "55 % reached" });
+    // No stale date of lanpush's: the iOS companion app's own rule, 30 minutes after the update.
+    const appRule = activity().calls[1].options.staleDate - Date.now();
+    assert.ok(appRule > 29 * 60_000 && appRule <= 30 * 60_000, `stale in ${appRule} ms`);
     await gw.request("DELETE", "/v1/activities/ev-charging?dismissal=600&device=phone");
     await eventually(() => assert.equal(activity().calls.at(-1)!.method, "end"));
     assert.ok(Math.abs(activity().calls.at(-1)!.options.dismissTimeInterval - 600) <= 2);
@@ -277,33 +202,19 @@ describe("the Scripting script", { concurrency: false }, () => {
     await stopScript();
   });
 
-  test("closing the script ends and dismisses its activities and releases the keep-alive", async () => {
-    const gw = await gateway();
-    await runScript(gw);
-    await scriptLive();
-    await gw.push("phone", WASHER[1]);
-    await gw.push("phone", ev(60));
-    await eventually(() => assert.equal(fake.FakeLiveActivity.instances.length, 2));
-    await eventually(() => assert.ok(fake.FakeLiveActivity.instances.every((a) => a.calls.length >= 1)));
-    await stopScript();
-    for (const a of fake.FakeLiveActivity.instances) {
-      const last = a.calls.at(-1)!;
-      assert.equal(last.method, "end");
-      assert.equal(last.options.dismissTimeInterval, 0);
-    }
-    assert.ok(fake.calls.some((c) => c.api === "BackgroundKeeper.stopKeepAlive"));
-  });
-
-  test("first run: the page asks for the gateway and token, saves them, connects", async () => {
+  test("first run: the page asks for the gateway and token, keeps the token in the Keychain, connects", async () => {
     const gw = await gateway();
     await runScript(null);
     assert.ok(pageTexts().includes("Pair this phone, or enter the gateway and a device token"));
-    const fields = ofType(fake.currentPage(), "TextField");
-    fields.find((f) => f.props.title === "URL")!.props.onChanged(`ws://127.0.0.1:${gw.port}`);
-    fields.find((f) => f.props.title === "Device token")!.props.onChanged(gw.tokens.phone);
-    ofType(fake.currentPage(), "Button").find((b) => b.props.title === "Connect")!.props.action();
+    field("URL").props.onChanged(`ws://127.0.0.1:${gw.port}`);
+    field("Device token").props.onChanged(gw.tokens.phone);
+    assert.equal(field("Device token").type, "SecureField", "the token is typed into a secure field");
+    button("Connect").props.action();
     await scriptLive();
-    assert.equal(JSON.parse(fake.storage.get("lanpush.token")!), gw.tokens.phone);
+    assert.equal(fake.keychain.get("lanpush.token"), gw.tokens.phone);
+    assert.ok(![...fake.storage.values()].some((v) => v.includes(gw.tokens.phone)), "nothing in Storage holds the token");
+    assert.equal(field("Device token").props.value, "", "the saved token is never shown");
+    assert.ok(!JSON.stringify(fake.currentPage()).includes(gw.tokens.phone), "not even in a prompt");
     await stopScript();
   });
 
@@ -354,16 +265,113 @@ describe("the Scripting script", { concurrency: false }, () => {
 
   test("a wrong token shows as rejected and is not retried", async () => {
     const gw = await gateway();
-    fake.reset();
     await runScript(null);
-    const fields = ofType(fake.currentPage(), "TextField");
-    fields.find((f) => f.props.title === "URL")!.props.onChanged(`127.0.0.1:${gw.port}`);
-    fields.find((f) => f.props.title === "Device token")!.props.onChanged("wrong");
+    field("URL").props.onChanged(`127.0.0.1:${gw.port}`);
+    field("Device token").props.onChanged("wrong");
     const before = fake.sockets.length;
-    ofType(fake.currentPage(), "Button").find((b) => b.props.title === "Connect")!.props.action();
+    button("Connect").props.action();
     await eventually(() => assert.ok(pageTexts().some((t) => t.startsWith("Token rejected")), pageTexts().join(" | ")));
     await sleep(1500);
     assert.equal(fake.sockets.length - before, 1, "one attempt: the app's socket reports no close code, auth_invalid decides");
+    await stopScript();
+  });
+
+  test("the content state the iOS app draws: a changed title, decreasing bars, rounding, bounded count-ups, the tap", async () => {
+    await runScript(null);
+    const draw = (state: object, phase = "active") =>
+      fake.render(fake.FakeLiveActivity.builders.get("LanpushActivity")!({ tag: "t", title: (state as any).title ?? "Washer", state, phase }));
+    // The title an update carries is the header (HALockScreenView: state.title ?? attributes.title).
+    assert.ok(texts(region(draw({ message: "", title: "Dryer" }), "content")).includes("Dryer"));
+    // decreasing drains the bar; the percentage still says how far along it is.
+    const lock = region(draw({ message: "m", progress: 30, progress_max: 100, progress_bar_direction: "Decreasing" }), "content");
+    assert.equal(ofType(lock, "ProgressView")[0].props.value, 0.7);
+    assert.ok(texts(lock).includes("30%"));
+    // Fractional values rounded as the app decodes them, halves away from zero: 20.5 of 40.4 is 21 of 40.
+    assert.ok(texts(region(draw({ message: "m", progress: 20.5, progress_max: 40.4 }), "content")).includes("53%"));
+    assert.equal(ofType(region(draw({ message: "m", progress: 3, progress_max: 0.4 }), "content"), "ProgressView").length, 0, "max rounds to 0: no bar");
+    // A bounded count-up (chronometer_start): counts up from its start, stops at its end, its bar fills.
+    const now = Math.round(Date.now() / 1000);
+    const up = region(draw({ message: "m", chronometer: true, chronometer_start: now - 60, countdown_end: now + 60 }), "content");
+    const [label] = ofType(up, "TimerIntervalLabel");
+    assert.equal(label.props.countsDown, false);
+    assert.equal(label.props.from.getTime(), (now - 60) * 1000);
+    assert.equal(label.props.to.getTime(), (now + 60) * 1000);
+    assert.equal(ofType(up, "ProgressView")[0].props.countsDown, false);
+    // A chronometer whose end has passed counts up from it, with no bar.
+    const past = region(draw({ message: "m", chronometer: true, countdown_end: now - 90 }), "content");
+    assert.equal(ofType(past, "DateLabel")[0].props.date.getTime(), (now - 90) * 1000);
+    assert.equal(ofType(past, "ProgressView").length, 0);
+    // A running countdown without progress: the system drains its bar from now to the end.
+    const down = ofType(region(draw({ message: "m", chronometer: true, countdown_end: now + 600 }), "content"), "ProgressView")[0];
+    assert.equal(down.props.timerTo.getTime(), (now + 600) * 1000);
+    assert.equal(down.props.countsDown, true);
+    // A tap: a web address as itself, a Home Assistant path through the companion app's navigate link.
+    assert.equal(all(region(draw({ message: "m", url: "https://example.com/x" }), "content"))[0].props.widgetURL, "https://example.com/x");
+    assert.equal(all(region(draw({ message: "m", url: "/lovelace/laundry" }), "content"))[0].props.widgetURL, "homeassistant://navigate/lovelace/laundry");
+    await stopScript();
+  });
+
+  test("icons: any case, a family's symbol for an unlisted variant, a dot for the rest; Aivi icon objects keep their rendering", async () => {
+    await runScript(null);
+    const draw = (state: object) => fake.render(fake.FakeLiveActivity.builders.get("LanpushActivity")!({ tag: "t", title: "T", state, phase: "active" }));
+    const symbol = (icon: string) => ofType(region(draw({ message: "", icon }), "compactLeading"), "Image")[0].props.systemName;
+    assert.equal(symbol("mdi:Washing-Machine"), "washer");
+    assert.equal(symbol("mdi:washing-machine-alert"), "washer", "the family's symbol");
+    assert.equal(symbol("mdi:lightning-bolt"), "bolt.fill", "from the iOS app's own examples");
+    assert.equal(symbol("mdi:battery-40"), "battery.50");
+    assert.equal(symbol("mdi:zodiac-aquarius"), "circle.fill");
+    const template = (icon: object) => ({ message: "", template: { template: "monitor", icon, left_column: { value: { value: "x" } } } });
+    const [palette] = ofType(region(draw(template({ name: "thermometer.sun", rendering_mode: "palette", primary_color: "red", secondary_color: "orange", tertiary_color: "gray6", color_rendering: "gradient" })), "content"), "Image");
+    assert.equal(palette.props.symbolRenderingMode, "palette");
+    assert.deepEqual(palette.props.foregroundStyle, {
+      primary: { color: "systemRed", gradient: true }, secondary: { color: "systemOrange", gradient: true }, tertiary: { color: "systemGray6", gradient: true },
+    });
+    const [hier] = ofType(region(draw(template({ name: "sun.max", rendering_mode: "hierarchical", primary_color: "#FF9800" })), "content"), "Image");
+    assert.equal(hier.props.symbolRenderingMode, "hierarchical");
+    assert.equal(hier.props.foregroundStyle, "#FF9800");
+    await stopScript();
+  });
+
+  test("the content state holds what the Live Activity draws, within ActivityKit's 4 KB; what is cut is said on the page", async () => {
+    const gw = await gateway();
+    await runScript(gw);
+    await scriptLive();
+    const long = "Rinse ".repeat(1000);
+    await gw.push("phone", { title: "Washing Machine", message: long, data: { tag: "washer_cycle", live_update: true, progress: 10, progress_max: 100, url: "/lovelace/laundry", progress_bar_direction: "decreasing" } });
+    await eventually(() => assert.equal(activity().calls.length, 1));
+    const sent = activity().calls[0].contentState;
+    // UTF-8 bytes, counted by an independent route: each percent-escape of encodeURIComponent is one byte.
+    const bytes = encodeURIComponent(JSON.stringify(sent)).replace(/%[0-9A-F]{2}/g, "x").length;
+    assert.ok(bytes <= 3584 && bytes > 3000, `${bytes} bytes`);
+    assert.ok(sent.state.message.endsWith("…") && sent.state.message.startsWith("Rinse Rinse"));
+    assert.equal(sent.state.progress_bar_direction, "decreasing", "what the card draws is kept whole");
+    assert.equal(sent.state.url, "/lovelace/laundry");
+    assert.deepEqual(Object.keys(sent.state).sort(), ["message", "progress", "progress_bar_direction", "progress_max", "title", "url"]);
+    await eventually(() => assert.ok(pageTexts().some((t) => t.startsWith("washer_cycle: shortened") && t.includes("state.message")), pageTexts().join(" | ")));
+    // A short message again: nothing is cut, and the page says nothing.
+    await gw.push("phone", { title: "Washing Machine", message: "Spinning", data: { tag: "washer_cycle", live_update: true, progress: 50, progress_max: 100 } });
+    await eventually(() => assert.equal(activity().calls.at(-1)!.contentState.state.message, "Spinning"));
+    await eventually(() => assert.ok(!pageTexts().some((t) => t.startsWith("washer_cycle: shortened"))));
+    await stopScript();
+  });
+
+  test("through the gateway: the title an update carries, and a negative relative when as a bounded count-up", async () => {
+    const gw = await gateway();
+    await runScript(gw);
+    await scriptLive();
+    await gw.push("phone", { title: "Workout", message: "Plank", data: { tag: "plank", live_update: true, chronometer: true, when: -60, when_relative: true } });
+    await eventually(() => assert.equal(activity().calls.length, 1));
+    const state = (await gw.activities("phone")).plank.state;
+    assert.equal(state.countdown_end - state.chronometer_start, 60, "the gateway's bounded count-up: 60 s from now");
+    const [label] = ofType(region(activity().rendered(), "content"), "TimerIntervalLabel");
+    assert.equal(label.props.countsDown, false, "counts up");
+    assert.equal(label.props.from.getTime(), state.chronometer_start * 1000);
+    assert.equal(label.props.to.getTime(), state.countdown_end * 1000);
+    await gw.push("phone", { title: "Workout · set 2", message: "Rest", data: { tag: "plank", live_update: true } });
+    await eventually(() => assert.equal(activity().calls.length, 2));
+    assert.equal((await gw.activities("phone")).plank.state.title, "Workout · set 2");
+    assert.ok(texts(region(activity().rendered(), "content")).includes("Workout · set 2"), "the header follows the title");
+    assert.equal(activity().calls.length, 2, "the same Live Activity, updated");
     await stopScript();
   });
 });

@@ -34,7 +34,16 @@ export interface LanpushClientOptions {
   window?: number;
   /** No `auth_ok` within this many ms of opening: give up on the attempt (default 5 000; on a LAN it takes ms). */
   handshakeTimeout?: number;
-  /** Quiet this long (ms): send a `ping`; no answer within `keepaliveTimeout`: the link is dead. 0 = off. */
+  /**
+   * Seconds between the gateway's keepalive pings this client asks for (sent in `auth`; the gateway clamps it to its
+   * `session.keepalive_min` … `keepalive_max` and answers what it granted). Every ping wakes a phone's radio; a
+   * longer interval means a silently vanished client is counted gone later (about the interval + `ping_timeout`).
+   */
+  keepalive?: number;
+  /**
+   * Quiet this long (ms): send a `ping`; no answer within `keepaliveTimeout`: the link is dead. 0 = off. Default
+   * 30 s, or twice the granted `keepalive` when that is longer.
+   */
   keepaliveInterval?: number;
   keepaliveTimeout?: number;
   /** Plain notifications held at most (default 100). */
@@ -91,6 +100,7 @@ export class LanpushClient {
   private wantSnapshot = false;
   private outgoing: Outgoing[] = [];
   private deviceIdValue: string | null = null;
+  private grantedKeepalive: number | null = null;
 
   constructor(options: LanpushClientOptions) {
     this.options = options;
@@ -117,6 +127,14 @@ export class LanpushClient {
   /** The device this client is (from `auth_ok`), once known. */
   get deviceId(): string | null {
     return this.deviceIdValue;
+  }
+
+  /**
+   * Seconds between the gateway's pings on the current session (`auth_ok`'s `keepalive`); null before the first
+   * authentication, or from a gateway that does not say (it then pings every `session.ping_interval`, 10 s).
+   */
+  get keepalive(): number | null {
+    return this.grantedKeepalive;
   }
 
   /** Observers: every watched device's state. */
@@ -326,6 +344,7 @@ export class LanpushClient {
         // Named here too for sockets that cannot offer subprotocols (the Scripting app's); an older gateway
         // ignores it, and whichever version auth_ok names, parseFrame reads both.
         const auth: JSONObject = { type: "auth", token: this.options.token, version: PREFERRED_PROTOCOL };
+        if (this.options.keepalive !== undefined) auth.keepalive = Math.round(this.options.keepalive);
         if (this.isObserver) {
           auth.role = "observer";
           if (this.options.device !== undefined) auth.device = this.options.device;
@@ -334,6 +353,7 @@ export class LanpushClient {
         return;
       }
       case "auth_ok":
+        this.grantedKeepalive = typeof frame.keepalive === "number" && frame.keepalive > 0 ? frame.keepalive : null;
         return this.authenticated(conn, frame.device_id);
       case "auth_invalid":
         conn.authInvalid = frame.message ?? "auth invalid";
@@ -440,9 +460,13 @@ export class LanpushClient {
 
   // MARK: Keepalive
 
-  /** Any frame proves the link; after a quiet interval a `ping` must be answered or the session is dropped. */
+  /**
+   * Any frame proves the link; after a quiet interval a `ping` must be answered or the session is dropped. The
+   * gateway's own pings (WebSocket control frames, which scripts never see) find a vanished client; this one finds a
+   * vanished gateway — a restarting one closes its sessions — so it pings at most half as often as the gateway does.
+   */
   private armKeepalive(conn: Connection): void {
-    const interval = this.options.keepaliveInterval ?? 30_000;
+    const interval = this.options.keepaliveInterval ?? Math.max(30_000, 2_000 * (this.grantedKeepalive ?? 0));
     if (interval <= 0 || conn.closed) return;
     this.timers.clearTimeout(conn.keepaliveTimer);
     conn.awaitingPong = false;

@@ -144,6 +144,8 @@ export interface AuthOkFrame {
   seq?: number;
   role?: string;
   version?: string;
+  /** Seconds between the gateway's pings on this session: what the auth's `keepalive` was granted, within its bounds. */
+  keepalive?: number;
 }
 export interface AuthInvalidFrame {
   type: "auth_invalid";

@@ -470,3 +470,40 @@ test("observers: v2 frames carry device_id in their extras; events and the frame
   assert.equal(s.sentOfType("ack").length, 0);
   await h.client.stop();
 });
+
+test("keepalive: the interval asked for goes in auth; the granted one sets how seldom the client pings", async () => {
+  const h = harness({ keepalive: 120 });
+  h.client.start();
+  await flush();
+  const s = h.last();
+  s.open();
+  s.receive({ type: "auth_required", version: "lanpush.v1" });
+  s.receive({ type: "auth_ok", device_id: "phone", epoch: "e1", seq: 0, version: "lanpush.v2", keepalive: 120 });
+  await h.client.idle();
+  assert.deepEqual(s.sent[0], { type: "auth", token: "secret", version: "lanpush.v2", keepalive: 120 });
+  assert.equal(h.client.keepalive, 120);
+  // Quiet for 239 s: no ping yet (the gateway's own pings, every 120 s, keep the link checked from its side).
+  await h.timers.advance(239_000);
+  assert.equal(s.sentOfType("ping").length, 0);
+  await h.timers.advance(1_000);
+  assert.equal(s.sentOfType("ping").length, 1);
+  await h.client.stop();
+});
+
+test("keepalive: a gateway that grants none (an older one) leaves the default 30 s ping and no interval", async () => {
+  const h = harness({ keepalive: 120 });
+  h.client.start();
+  const s = await h.handshake();
+  assert.equal(h.client.keepalive, null);
+  await h.timers.advance(30_000);
+  assert.equal(s.sentOfType("ping").length, 1);
+  await h.client.stop();
+});
+
+test("keepalive: nothing asked, nothing sent in auth", async () => {
+  const h = harness();
+  h.client.start();
+  const s = await h.handshake();
+  assert.equal("keepalive" in s.sent[0], false);
+  await h.client.stop();
+});

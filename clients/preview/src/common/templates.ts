@@ -24,10 +24,11 @@ export function isTemplate(state: Loose): boolean {
   return !!(t && typeof t === "object" && ["progress", "monitor", "generic"].includes(t.template));
 }
 
-export function barHTML(field: string, frac: number, color: Color, reverse = false, cls = "bar", extra = ""): string {
+/** A bar filled to `frac` from the leading edge; `direction` is the payload's `progress_bar_direction`, when it has one. */
+export function barHTML(field: string, frac: number, color: Color, direction: string | null = null, cls = "bar", extra = ""): string {
   const fill = field === "progress-bar" ? "progress-fill" : field + "-fill";
   return `<div class="${cls}" data-field="${field}" data-color="${color.hex}" data-value="${frac.toFixed(4)}"` +
-    `${reverse ? ' data-direction="reverse"' : ""}${extra}><div class="fill" data-field="${fill}" ` +
+    `${direction ? ` data-direction="${direction}"` : ""}${extra}><div class="fill" data-field="${fill}" ` +
     `style="width:${(frac * 100).toFixed(2)}%;background:${color.css}"></div></div>`;
 }
 
@@ -88,7 +89,7 @@ function templateBar(p: Loose, fallback: Color): string {
       (hasLabels ? `<div class="seg-labels ${display}">${labels.join("")}</div>` : "");
   }
   const color = parseColor(p.color, true) || fallback;
-  return barHTML("template-bar", value, color, false, "bar tbar", ' data-style="simple"');
+  return barHTML("template-bar", value, color, null, "bar tbar", ' data-style="simple"');
 }
 
 function accentOf(t: Loose): Color {
@@ -144,7 +145,7 @@ function genericView(t: Loose, fg: Color, view: ActView): TemplateView {
     body: `<div class="tpl tg" data-region="template-generic"><div class="tg-row">${templateIcon("icon", t.icon, fg)}` +
       `<div class="grow"><div class="tg-state" data-field="generic-state">${esc(t.state || "")}</div>${rem}</div>` +
       `<div class="tg-pct" data-field="generic-percent">${Math.round(value * 100)}%</div></div>` +
-      `${barHTML("template-bar", value, accent, false, "bar tbar", ' data-style="generic"')}</div>`,
+      `${barHTML("template-bar", value, accent, null, "bar tbar", ' data-style="generic"')}</div>`,
     compact: view.remaining ? timerSpan("compact-trailing", "down", view.remaining.end)
       : `<span data-field="compact-trailing">${Math.round(value * 100)}%</span>`,
     ring: value,

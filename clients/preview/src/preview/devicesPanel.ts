@@ -1,4 +1,5 @@
 import qrcode from "qrcode-generator";
+import { DEFAULT_SCRIPT_NAME, scriptingRunURL } from "../../../typescript/src/scriptingRunURL.js";
 import { api } from "../common/api.js";
 import { $, esc, isNum, Loose } from "../common/dom.js";
 import { timerSpan } from "../common/time.js";
@@ -9,7 +10,9 @@ import { refreshDevices } from "./stream.js";
 /**
  * The Devices panel (admin token): the devices `GET /v1/devices` lists, with add, rename, new token, remove and
  * pair. Devices of the config file are read-only (the gateway answers 409 for them): their buttons are disabled.
- * A pairing shows the pairing URL as a QR code (Debian's qrcode-generator, vendored) and the short code for typing.
+ * A pairing shows the pairing URL as a QR code (Debian's qrcode-generator, vendored) and the short code for typing,
+ * and a second QR code for an iPhone's Camera: the Scripting app's run URL with the pairing inside, which opens the
+ * lanpush script (under the name typed beside it) and pairs it.
  */
 const RESULT = "devices-result";
 
@@ -77,8 +80,24 @@ function showPairing(p: Loose): void {
     `<img data-field="pairing-qr-image" alt="pairing QR code for ${esc(p.device)}" src="${qrImage(p.url)}">`;
   $("[data-field=pairing-short-code]", box).textContent = p.short_code;
   $("[data-field=pairing-url]", box).textContent = p.url;
+  showScriptingPairing();
   $("[data-field=pairing-expires]", box).innerHTML = isNum(p.expires_at) ? timerSpan("pairing-countdown", "down", p.expires_at * 1000) : "";
   box.hidden = false;
+}
+
+/** The Scripting run URL for the pairing on show, for the script name typed in the panel. */
+function showScriptingPairing(): void {
+  const box = $("[data-region=pairing]");
+  const url = box.dataset.url;
+  if (!url) return;
+  const name = $<HTMLInputElement>("[data-field=pairing-script-name]", box).value.trim() || DEFAULT_SCRIPT_NAME;
+  const run = scriptingRunURL(url, name);
+  const region = $("[data-region=pairing-scripting]", box);
+  region.dataset.url = run;
+  region.dataset.scriptName = name;
+  $("[data-field=pairing-scripting-qr]", region).innerHTML =
+    `<img data-field="pairing-scripting-qr-image" alt="QR code opening the Scripting script ${esc(name)}" src="${qrImage(run)}">`;
+  $("[data-field=pairing-scripting-url]", region).textContent = run;
 }
 
 function hideOutputs(): void {
@@ -160,6 +179,7 @@ export function initDevicesPanel(): void {
   $("[data-action=add-and-pair]", form).addEventListener("click", () => {
     if (form.reportValidity()) void pair(value("new-device-id"), value("new-device-name") || undefined);
   });
+  $("[data-field=pairing-script-name]").addEventListener("input", showScriptingPairing);
   const list = $("[data-field=device-list]");
   list.addEventListener("click", (e) => {
     const b = (e.target as Element).closest<HTMLButtonElement>("button[data-action]");

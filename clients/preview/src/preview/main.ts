@@ -1,3 +1,4 @@
+import { followTaps, staleChanged } from "../common/cards.js";
 import { $, storage, takeQueryParam } from "../common/dom.js";
 import { loadIcons } from "../common/icons.js";
 import { startTicking } from "../common/time.js";
@@ -14,6 +15,7 @@ import { connect, refreshDevices, TOKEN_KEY } from "./stream.js";
  */
 function init(): void {
   setFlush(flush);
+  followTaps(document.body);
   initSendPanel();
   initDevicesPanel();
   $("[data-region=token-form]").addEventListener("submit", (e) => {
@@ -43,6 +45,7 @@ function init(): void {
           view.alert = null;
           touchAct(dev, view.act.tag);
         }
+        if (staleChanged(view, now)) touchAct(dev, view.act.tag);
       }
     }
     if (model.conn === "disconnected") touchChrome();

@@ -1,4 +1,5 @@
 import { compactHTML, expandedHTML, lockHTML, markActivity, minimalHTML, relevanceOrder, rendered } from "../common/cards.js";
+import { titleOf } from "../../../typescript/src/liveActivityRules.js";
 import { $, $opt, esc, isNum, Loose } from "../common/dom.js";
 import { hasGlyph } from "../common/icons.js";
 import { isTemplate } from "../common/templates.js";
@@ -22,7 +23,7 @@ function metaHTML(dev: Dev, view: PView): string {
   if (s.url) bits.push(`tap → ${esc(s.url)}`);
   if (isTemplate(s) && s.template.tap_url) bits.push(`tap → ${esc(s.template.tap_url)}`);
   if (act.attributes.started_at) bits.push(`started ${relTime(act.attributes.started_at)}`);
-  return `<div class="meta" data-field="meta"><span class="pres-title">${esc(act.attributes.title || act.tag)}</span> ${bits.join(" · ")}` +
+  return `<div class="meta" data-field="meta"><span class="pres-title">${esc(titleOf(act) || act.tag)}</span> ${bits.join(" · ")}` +
     `<span class="acts"><button type="button" data-action="end" data-device-id="${esc(dev.id)}" data-tag="${esc(act.tag)}" ` +
     `${act.phase === "ended" ? "disabled" : ""}>End</button><button type="button" data-action="dismiss" ` +
     `data-device-id="${esc(dev.id)}" data-tag="${esc(act.tag)}">Dismiss</button></span></div>`;
@@ -40,7 +41,7 @@ function renderActivity(dev: Dev, view: PView): void {
     view.el = { lock, pres };
   }
   for (const el of [view.el.lock, view.el.pres]) {
-    markActivity(el, dev.id, view.act);
+    markActivity(el, dev.id, view);
     el.dataset.seq = view.seq == null ? "" : String(view.seq);
   }
   view.el.lock.innerHTML = lockHTML(view);

@@ -1,7 +1,7 @@
 import { LanpushClient, sortedActivities, WebStorageStore } from "../../../typescript/src/index.js";
 import type { Activity, DeviceState, HeldNotification } from "../../../typescript/src/index.js";
 import { streamURL } from "../common/api.js";
-import { ActView, lockHTML, markActivity, newView, updateView } from "../common/cards.js";
+import { ActView, followTaps, lockHTML, markActivity, newView, staleChanged, updateView } from "../common/cards.js";
 import { $, esc, storage, takeQueryParam } from "../common/dom.js";
 import { loadIcons } from "../common/icons.js";
 import { clockTime, startTicking, tickClock } from "../common/time.js";
@@ -89,7 +89,7 @@ function render(): void {
       el.setAttribute("data-region", "lock-screen");
       els.set(act.tag, el);
     }
-    markActivity(el, device, view.act);
+    markActivity(el, device, view);
     const html = lockHTML(view);
     if (el.dataset.html !== html) {
       el.innerHTML = html;
@@ -236,8 +236,12 @@ function init(): void {
     const b = (e.target as Element).closest<HTMLButtonElement>("button[data-action=dismiss-note]");
     if (b && wall.client) void wall.client.removeNotification(Number(b.dataset.seq)).then(() => adopt(wall.client!.state));
   });
+  followTaps(document.body);
   startTicking((now) => {
-    for (const v of views.values()) if (v.alert && now > v.alertUntil) { v.alert = null; schedule(); }
+    for (const v of views.values()) {
+      if (v.alert && now > v.alertUntil) { v.alert = null; schedule(); }
+      if (staleChanged(v, now)) schedule();
+    }
     if (wall.conn === "live" && now - wall.liveAt > 5000) markLive();
   });
   tickClock(document);
