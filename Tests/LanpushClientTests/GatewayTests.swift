@@ -31,7 +31,8 @@ import Testing
         let final = try #require(await h.log.ended.first)
         #expect(final.attributes.title == "Washing Machine")
         #expect(final.state == [
-            "message": "Cycle complete", "progress": 3600, "progress_max": 3600, "icon": "mdi:washing-machine", "color": "#4CAF50",
+            "message": "Cycle complete", "title": "Washing Machine", "progress": 3600, "progress_max": 3600,
+            "icon": "mdi:washing-machine", "color": "#4CAF50",
         ])
         await h.stop()
         await gw.dispose()

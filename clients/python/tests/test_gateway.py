@@ -44,8 +44,8 @@ async def test_the_washer_cycle_start_patches_end_and_the_final_state_is_the_gat
         assert changes[-1].current is None and changes[-1].previous["phase"] == "active"
         final = ended[0].activity
         assert final["attributes"]["title"] == "Washing Machine"
-        assert final["state"] == {"message": "Cycle complete", "progress": 3600, "progress_max": 3600,
-                                  "icon": "mdi:washing-machine", "color": "#4CAF50"}
+        assert final["state"] == {"message": "Cycle complete", "title": "Washing Machine", "progress": 3600,
+                                  "progress_max": 3600, "icon": "mdi:washing-machine", "color": "#4CAF50"}
         assert dismissed[0].activity == final
 
 

@@ -86,7 +86,7 @@ describe("against lanpushd", { concurrency: false }, () => {
     assert.equal(c.state.activities.washer_cycle, undefined);
     const final = ended[0].activity;
     assert.equal(final.attributes.title, "Washing Machine");
-    assert.deepEqual(final.state, { message: "Cycle complete", progress: 3600, progress_max: 3600, icon: "mdi:washing-machine", color: "#4CAF50" });
+    assert.deepEqual(final.state, { message: "Cycle complete", title: "Washing Machine", progress: 3600, progress_max: 3600, icon: "mdi:washing-machine", color: "#4CAF50" });
   });
 
   test("EV charging and an Aivi segmented bar, updated together, converge", async () => {
