@@ -46,7 +46,7 @@ from fake_relay import FakeRelay  # noqa: E402
 
 DEFAULT_BINARY = ROOT / ".build-relaybench" / "release" / "lanpushd"
 BUILD_CMD = ["swift", "build", "-c", "release", "--scratch-path", ".build-relaybench", "--product", "lanpushd"]
-PUSH_TOKEN = "tok-phone"
+PUSH_TOKEN = "fcm:tok-phone"  # an FCM token has a ":" (HA's relay refuses one without)
 REGISTRATION_INFO = {"app_id": "io.robbie.HomeAssistant", "app_version": "2024.1", "os_version": "17.2",
                      "webhook_id": "hook-1"}
 # The data keys the relay turns into the activity's content-state (RelayBodyEdit.stateKeys), plus `message`.

@@ -45,7 +45,7 @@ struct StatusCommand: ParsableCommand {
                 let state = a["state"]?.objectValue ?? [:]
                 return [
                     a["device_id"]?.stringValue ?? "?", a["tag"]?.stringValue ?? "?", a["phase"]?.stringValue ?? "?",
-                    a["attributes"]?["title"]?.stringValue ?? "", ActivityText.summary(state),
+                    ActivityText.title(state: state, attributes: a["attributes"]?.objectValue ?? [:]), ActivityText.summary(state),
                 ]
             }
             for line in Format.table(["DEVICE", "TAG", "PHASE", "TITLE", "MESSAGE / PROGRESS"], rows) {
@@ -57,6 +57,12 @@ struct StatusCommand: ParsableCommand {
 
 /// How an activity's content state reads on one line.
 enum ActivityText {
+    /// The title the phone shows: the state's (an update may change it), else the one the activity started with.
+    static func title(state: [String: JSONValue], attributes: [String: JSONValue]) -> String {
+        if let t = state["title"]?.stringValue, !t.isEmpty { return t }
+        return attributes["title"]?.stringValue ?? ""
+    }
+
     /// "Rinsing · 900/3600 (25%)", plus critical text, timer and the remaining keys.
     static func summary(_ state: [String: JSONValue]) -> String {
         var parts: [String] = []
@@ -76,7 +82,8 @@ enum ActivityText {
         if state["chronometer"]?.boolValue != true, let end = state["countdown_end"]?.numberValue {
             parts.append("until \(Format.clock(end))")
         }
-        let shown: Set<String> = ["message", "progress", "progress_max", "critical_text", "chronometer", "countdown_end"]
+        // The title has a column (or a place in the line) of its own.
+        let shown: Set<String> = ["message", "title", "progress", "progress_max", "critical_text", "chronometer", "countdown_end"]
         var rest: [String: JSONValue] = [:]
         for (k, v) in state where !shown.contains(k) {
             if k == "template", let type = v["template"]?.stringValue {

@@ -138,8 +138,10 @@ struct Watcher {
             let n = o["activities"]?.arrayValue?.count ?? 0
             details = "(\(n) \(n == 1 ? "activity" : "activities"))"
         case "start":
-            let title = o["attributes"]?["title"]?.stringValue ?? ""
-            details = [title.isEmpty ? "" : "title=\(Format.value(.string(title)))", Format.pairs(o["state"]?.objectValue ?? [:])]
+            var state = o["state"]?.objectValue ?? [:]
+            let title = ActivityText.title(state: state, attributes: o["attributes"]?.objectValue ?? [:])
+            state["title"] = nil
+            details = [title.isEmpty ? "" : "title=\(Format.value(.string(title)))", Format.pairs(state)]
                 .filter { !$0.isEmpty }.joined(separator: " ")
         case "update", "end":
             var bits = [Format.pairs(o["patch"]?.objectValue ?? [:])]
@@ -192,7 +194,8 @@ struct Watcher {
         for row in rows.sorted(by: { ($0.device, $0.activity.tag) < ($1.device, $1.activity.tag) }) {
             let a = row.activity
             var line = "  \(row.device)/\(a.tag) [\(a.phase.rawValue)]"
-            if !a.attributes.title.isEmpty { line += " \(a.attributes.title):" }
+            let title = a.state["title"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? a.attributes.title
+            if !title.isEmpty { line += " \(title):" }
             line += " " + ActivityText.summary(a.state)
             Output.line(line)
         }

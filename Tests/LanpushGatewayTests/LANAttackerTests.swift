@@ -54,6 +54,13 @@ import Testing
         ("https://127.0.0.1:9000/api", "address"),
         ("https://[::1]/api", "address"),
         ("https://169.254.169.254/latest/meta-data", "address"),
+        // The machines of the household's own network: its router's admin page, a NAS.
+        ("https://192.168.1.1/cgi-bin/reboot", "address"),
+        ("https://10.0.0.2/api", "address"),
+        ("https://172.20.1.1/api", "address"),
+        ("https://100.64.0.1/api", "address"),
+        ("https://[fd00::1]/api", "address"),
+        ("https://[::ffff:192.168.1.1]/api", "address"),
         ("ftp://relay.example/x", "url"),
         ("not a url", "url"),
     ])
@@ -68,7 +75,7 @@ import Testing
 
     @Test(arguments: [
         "https://mobile-apps.home-assistant.io/api/sendPushNotification", "https://relay.example:8443/x",
-        "https://192.168.1.77/relay", "http://relay.test/api/sendPushNotification",
+        "https://8.8.8.8/relay", "https://172.32.0.1/relay", "http://relay.test/api/sendPushNotification",
     ])
     func aPushURLOverHTTPSOrListedIsTaken(url: String) throws {
         let gw = try TestGateway()

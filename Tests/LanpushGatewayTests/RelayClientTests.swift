@@ -186,7 +186,7 @@ import Glibc
         #expect(Set(server.requests.compactMap { try? JSONValue.parse($0.body)["n"] }).count == 6)
     }
 
-    /// A push_url is a LAN device's to choose: a name that resolves to this machine (or a link-local address) is not
+    /// A push_url is a LAN device's to choose: a name that resolves to this machine (or a link-local or private one) is not
     /// connected to unless the URL is listed (the upstream, `relay.allowed_push_urls`), whatever the name says.
     @Test func aNameThatResolvesToLoopbackIsNotReachedUnlessListed() throws {
         let server = try LoopbackHTTPServer()

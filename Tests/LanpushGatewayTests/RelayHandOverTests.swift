@@ -367,4 +367,29 @@ import Testing
         gw.relayBody("tok-phone", title: "EV", message: "Charging", data: Payload.live("ev"), extra: ["live_activity_token": "la-from-ha"])
         #expect(gw.relayed("ev").first?.body["live_activity_token"] == "la-from-ha")
     }
+
+    /// The end the hand-back sends is addressed by the activity's own token when HA gave one (with an update), and
+    /// never by the push-to-start token HA gave with the start: the relay would make that an update (its default
+    /// event) of nothing. Without the activity's token it is the companion app's `clear_notification` command, which
+    /// ends the activity with the tag.
+    @Test(arguments: [
+        (event: "start", token: "pts-from-ha", endsBy: nil as String?),
+        (event: "update", token: "la-from-ha", endsBy: "la-from-ha" as String?),
+    ])
+    func theHandBackEndIsAddressedByTheActivitysOwnTokenOnly(event: String, token: String, endsBy: String?) throws {
+        let gw = try TestGateway()
+        gw.goneDevice()
+        gw.relayBody("tok-phone", title: "Washer", message: "Washing",
+                     data: ["tag": "washer", "live_update": true, "event": .string(event)],
+                     extra: ["live_activity_token": .string(token)])
+        #expect(gw.relayed("washer").first?.body["live_activity_token"] == .string(token))
+        let back = gw.connect("phone")
+        back.read()
+        back.ack()
+        gw.advance(by: 31)
+        let end = try #require(gw.relayed("washer").last)
+        #expect(end.kind == .end && end.body["message"] == "clear_notification")
+        #expect(end.body["live_activity_token"] == endsBy.map(JSONValue.string))
+        #expect(end.body["data"]?["event"] == (endsBy == nil ? nil : "end"))
+    }
 }

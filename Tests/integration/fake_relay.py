@@ -1,24 +1,33 @@
 """A local fake of Home Assistant's push relay (mobile-apps.home-assistant.io) for the integration tests.
 
 It serves ``POST /api/sendPushNotification`` and ``POST /api/sendPush/android/v1`` on 127.0.0.1 (port 0 by
-default) from a thread, records every request, and answers as the real relay does — or as a test scripts it:
+default) from a thread, records every request, and answers by the relay's own rules (``relay_rules``, each naming
+the relay file and function it follows) — or as a test scripts it:
 
     with FakeRelay() as relay:
         relay.script(relay.rate_limited(resets_in=5), relay.error(500), relay.ok())
         ...  # point lanpushd's relay.upstream (or a client's push_url) at relay.url
         relay.wait_for(3)
-        assert relay.requests[-1].body["data"]["tag"] == "washer"
+        assert relay.requests[-1].sent["apns"]["payload"]["aps"]["event"] == "update"
 
-Answers (each may carry ``delay=`` seconds before it is sent):
-- ``ok()``           201 ``{"messageId","target","rateLimits":{attempts,successful,errors,total,maximum,remaining,resetsAt}}``
-- ``rate_limited()`` 429 ``{"errorType":"RateLimited","message","target","rateLimits":{...}}`` with ``resetsAt``
-- ``forbidden()``    403 ``{"errorMessage":"..."}``
-- ``error(500)``     500 ``{"errorType":"InternalError","message":"..."}``
-- ``slow(s)``        the default answer after ``s`` seconds (the client's timeout should fire first)
-- ``drop()``         close the connection without answering
-Scripted answers are used one per request, in order; then ``default`` (``ok()`` unless changed). Per-token
-quota: every 201 counts against ``maximum``; when ``remaining`` reaches 0 the relay answers 429 by itself
-(``enforce_quota``). ``down(seconds)`` stops listening (connections are refused) and comes back on the same port.
+By its rules: 403 ``errorMessage`` for a missing token or one without ``:``; a bare 500 for a body the relay's code
+throws on (no ``registration_info`` on a notification); 429 ``RateLimited`` once a token's successful sends of the
+day reach ``maximum`` (only counted requests: HA's commands and critical alerts with a volume are not); 500
+``InvalidToken`` for a token ``unregister``-ed from FCM, 500 ``PayloadTooLarge`` for a message over APNs' or FCM's
+4 KB; else 201 ``{messageId, sentPayload, target, rateLimits}``. Each request's FCM message is ``Recorded.sent``;
+everything FCM took is ``delivered`` (the relay's own "rate limited" push among it).
+
+Scripted answers (each may carry ``delay=`` seconds before it is sent), used one per request, in order, then
+``default`` (the rules):
+- ``ok()``               the rules' answer
+- ``rate_limited()``     429 as the quota gives it, with ``resetsAt``
+- ``forbidden()``        403 ``{"errorMessage":"..."}``
+- ``error(500)``         ``{"errorType":"InternalError","errorStep":"sendNotification","message"}`` (FCM failed)
+- ``invalid_token()``    500 ``InvalidToken`` (FCM: registration-token-not-registered)
+- ``payload_too_large()`` 500 ``PayloadTooLarge``
+- ``slow(s)``            the default answer after ``s`` seconds (the client's timeout should fire first)
+- ``drop()``             close the connection without answering
+``down(seconds)`` stops listening (connections are refused) and comes back on the same port.
 
 ``FakeRelay(tls=True)`` serves https instead, as the real relay does: its certificate (for 127.0.0.1 and localhost)
 is signed by a test CA made for this instance alone, whose PEM is ``ca_file`` — the bundle a client must trust. Another
@@ -27,6 +36,7 @@ its own connection.
 """
 from __future__ import annotations
 
+import copy
 import datetime as _dt
 import json
 import shutil
@@ -40,6 +50,8 @@ import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import relay_rules as rules
 
 PATHS = ("/api/sendPushNotification", "/api/sendPush/android/v1")
 
@@ -75,6 +87,9 @@ class Recorded:
     at: float  # time.time() at arrival
     answer_status: int | None = None  # None: dropped / not answered (yet)
     answered_at: float | None = None
+    answer: dict | None = None  # the JSON the relay answered
+    sent: dict | None = None  # the FCM message the relay built for it (None: refused before building)
+    counted: bool | None = None  # whether it counted against the token's quota (updateRateLimits)
 
     @property
     def token(self):
@@ -101,7 +116,7 @@ class Quota:
 
     def json(self) -> dict:
         return {"attempts": self.attempts, "successful": self.successful, "errors": self.errors,
-                "total": self.attempts, "maximum": self.maximum, "remaining": self.remaining,
+                "total": self.successful + self.errors, "maximum": self.maximum, "remaining": self.remaining,
                 "resetsAt": iso8601(self.resets_at)}
 
 
@@ -183,6 +198,8 @@ class FakeRelay:
         self.default = Answer("ok")
         self.requests: list[Recorded] = []
         self.quotas: dict[str, Quota] = {}
+        self.unregistered: set[str] = set()  # FCM tokens FCM no longer knows (the app was removed)
+        self.delivered: list[dict] = []  # every FCM message FCM took, in order
         self._script: list[Answer] = []
         self._lock = threading.Condition()
         self._server: _Server | None = None
@@ -331,6 +348,19 @@ class FakeRelay:
         return Answer("error", status=status, delay=delay, message=message)
 
     @staticmethod
+    def invalid_token(delay: float = 0.0) -> Answer:
+        return Answer("fcm", status=500, delay=delay, message="messaging/registration-token-not-registered")
+
+    @staticmethod
+    def payload_too_large(delay: float = 0.0) -> Answer:
+        return Answer("fcm", status=500, delay=delay, message="messaging/payload-too-large")
+
+    def unregister(self, token: str) -> None:
+        """FCM forgets ``token`` (the app was deleted): every later send to it answers InvalidToken."""
+        with self._lock:
+            self.unregistered.add(token)
+
+    @staticmethod
     def slow(seconds: float) -> Answer:
         return Answer("slow", delay=seconds)
 
@@ -344,13 +374,14 @@ class FakeRelay:
 
     # ---- observation -----------------------------------------------------------------------------------------
 
-    def wait_for(self, count: int, timeout: float = 10.0, predicate=None) -> list[Recorded]:
-        """Waits until ``count`` requests (matching ``predicate``, if given) arrived; returns them."""
+    def wait_for(self, count: int, timeout: float = 10.0, predicate=None, answered: bool = False) -> list[Recorded]:
+        """Waits until ``count`` requests (matching ``predicate``, if given) arrived — and, with ``answered``, were
+        answered (or dropped); returns them."""
         deadline = time.time() + timeout
         with self._lock:
             while True:
                 matching = [r for r in self.requests if predicate is None or predicate(r)]
-                if len(matching) >= count:
+                if len(matching) >= count and (not answered or all(r.answered_at for r in matching[:count])):
                     return matching
                 left = deadline - time.time()
                 if left <= 0:
@@ -366,6 +397,8 @@ class FakeRelay:
             self.requests.clear()
             self._script.clear()
             self.quotas.clear()
+            self.unregistered.clear()
+            self.delivered.clear()
 
     # ---- internals -------------------------------------------------------------------------------------------
 
@@ -384,42 +417,75 @@ class FakeRelay:
             self._lock.notify_all()
             return self._script.pop(0) if scripted and self._script else self.default
 
-    def _answered(self, rec: Recorded, status: int | None) -> None:
+    def _answered(self, rec: Recorded, status: int | None, payload: dict | None = None) -> None:
         with self._lock:
             rec.answer_status = status
+            rec.answer = payload
             rec.answered_at = time.time()
             self._lock.notify_all()
 
     def _respond(self, rec: Recorded, answer: Answer) -> tuple[int, dict] | None:
-        """The status and JSON body for ``answer`` (``None``: drop the connection)."""
-        body = rec.body if isinstance(rec.body, dict) else {}
-        token = body.get("push_token")
+        """The status and JSON body for ``answer`` (``None``: drop the connection), in handleRequest's order:
+        token checks, the payload builder, the quota (counted requests only), then FCM."""
         if answer.kind == "drop":
             return None
         if answer.kind == "custom":
             return answer.status, answer.body or {}
         if answer.kind == "forbidden":
             return 403, {"errorMessage": answer.message}
-        if answer.kind == "error":
-            return answer.status, {"errorType": "InternalError", "message": answer.message}
-        if not isinstance(token, str) or not token:
-            # The real relay checks the token before anything else.
-            return 403, {"errorMessage": "You did not send a token!"}
+        if not isinstance(rec.body, dict):
+            return 400, {"statusCode": 400, "error": "Bad Request", "message": "Body is not valid JSON"}  # fastify
+        try:
+            refused = rules.refuse_token(rec.body)
+            if refused is not None:
+                return refused
+            counted, message = rules.build(rec.path, copy.deepcopy(rec.body))
+        except (rules.RelayCrash, KeyError, TypeError, AttributeError, ValueError) as crash:
+            return rules.crash_answer(rules.RelayCrash(str(crash)))
+        token = rec.body["push_token"]
+        message["token"] = token
+        rec.sent, rec.counted = message, counted
         with self._lock:
             q = self._quota(token)
-            q.attempts += 1
-            limited = answer.kind == "rate_limited" or (self.enforce_quota and q.remaining <= 0)
-            if limited:
-                q.errors += 1
-                limits = q.json()
-                if answer.resets_at is not None:
-                    limits["resetsAt"] = iso8601(answer.resets_at)
-                limits["remaining"] = 0
-                return 429, {"errorType": "RateLimited", "message": "The given target has reached the maximum "
-                             "number of notifications allowed per day. Please try again later.",
-                             "target": token, "rateLimits": limits}
-            q.successful += 1
-            return answer.status, {"messageId": uuid.uuid4().hex, "target": token, "rateLimits": q.json()}
+            if counted:
+                # rate-limiter recordAttempt: the attempt counts first; limited once successful sends reach maximum.
+                q.attempts += 1
+                if self.enforce_quota and q.successful == q.maximum:
+                    self.delivered.append(self._rate_limited_push(token, q))  # handlers.js sendRateLimitedNotification
+                if answer.kind == "rate_limited" or (self.enforce_quota and q.successful >= q.maximum):
+                    limits = q.json()
+                    if answer.resets_at is not None:
+                        limits["resetsAt"] = iso8601(answer.resets_at)
+                    limits["remaining"] = 0
+                    return 429, {"errorType": "RateLimited", "message": "The given target has reached the maximum "
+                                 "number of notifications allowed per day. Please try again later.",
+                                 "target": token, "rateLimits": limits}
+            try:
+                if answer.kind == "error":
+                    raise rules.FCMError("app/internal-error", answer.message or "Internal error")
+                if answer.kind == "fcm":
+                    raise rules.FCMError(answer.message, "Requested entity was not found." if "token" in answer.message
+                                         else "Message is too big")
+                rules.fcm_check(message, self.unregistered)
+            except rules.FCMError as failure:
+                if counted:
+                    q.errors += 1
+                status, body = rules.error_answer(failure)
+                return (answer.status if answer.kind == "error" else status), body
+            self.delivered.append(message)
+            if counted:
+                q.successful += 1
+            return answer.status, {"messageId": f"projects/home-assistant-mobile-apps/messages/{uuid.uuid4().hex}",
+                                   "sentPayload": message, "target": token, "rateLimits": q.json()}
+
+    @staticmethod
+    def _rate_limited_push(token: str, q: Quota) -> dict:
+        return {"notification": {"title": "Notifications Rate Limited",
+                                 "body": f"You have now sent more than {q.maximum} notifications today. You will not "
+                                         "receive new notifications until midnight UTC."},
+                "data": {"rateLimited": "true", "maxNotificationsPerDay": str(q.maximum),
+                         "resetsAt": iso8601(q.resets_at)},
+                "fcm_options": {"analytics_label": "rateLimitNotification"}, "token": token}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -487,7 +553,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             status = None  # the client went away (e.g. its timeout fired first)
         if rec is not None:
-            self.fake._answered(rec, status)
+            self.fake._answered(rec, status, payload)
 
 
 if __name__ == "__main__":  # a manual run: python3 fake_relay.py [port] [--tls]

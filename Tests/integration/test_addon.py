@@ -275,7 +275,7 @@ def test_lanpushd_accepts_the_default_options(lanpushd: Path, config: dict, tmp_
 
 def test_lanpushd_accepts_options_as_a_user_fills_them_in(lanpushd: Path, config: dict, tmp_path: Path):
     user = json.loads(json.dumps(config["options"]))
-    user.update(admin_token="admin-token-from-the-ui-0123", log_level="debug", listen="0.0.0.0:8766")
+    user.update(admin_token="admin-token-from-the-ui-0123456789abcdef", log_level="debug", listen="0.0.0.0:8766")
     user["devices"] = [{"id": "kitchen-tablet", "name": "Kitchen tablet", "token": "k" * 32},
                        {"id": "hall", "token": "h" * 24}]
     user["session"]["ack_timeout"] = 2.5
@@ -534,7 +534,7 @@ def test_addon_services_publish_and_serve_in_a_namespace(bed: TestBed, lanpushd:
     port = 18790
     token = "addon-device-token-0123456789"
     options = json.loads(json.dumps(config["options"]))
-    options.update(listen=f"0.0.0.0:{port}", admin_token="addon-admin-token", log_level="debug",
+    options.update(listen=f"0.0.0.0:{port}", admin_token="addon-admin-token-0123456789abcdef", log_level="debug",
                    devices=[{"id": "wall", "name": "Wall tablet", "token": token}])
     options["mdns"].update(name="lanpush add-on test", interfaces=[bed.veth_a])
     (data / "options.json").write_text(json.dumps(validate_options(config["schema"], options)))
@@ -570,7 +570,7 @@ def test_addon_services_publish_and_serve_in_a_namespace(bed: TestBed, lanpushd:
     # A device in B connects to what was advertised and gets an update the test posts there too.
     ipv4 = next(a for a in info["addresses"] if "." in a)  # avahi also publishes the veth's IPv6 link-local one
     result = bed.lan_client(ipv4, info["port"], info["txt"]["path"], token,
-                            push={"admin_token": "addon-admin-token", "target": "wall"})
+                            push={"admin_token": "addon-admin-token-0123456789abcdef", "target": "wall"})
     assert result["auth"]["device_id"] == "wall", result
     assert result["start"]["state"]["message"] == "Rinsing", result
     # The state folder is the add-on's /data.

@@ -38,7 +38,7 @@ def plain(client):
     return [n for n in client.notifications if n["type"] == "notification"]
 
 
-FINAL_STATE = {"message": "Cycle complete", "progress": 3600, "progress_max": 3600, "icon": "mdi:washing-machine",
+FINAL_STATE = {"message": "Cycle complete", "title": "Washing Machine", "progress": 3600, "progress_max": 3600, "icon": "mdi:washing-machine",
                "color": "#4CAF50"}
 
 
@@ -202,7 +202,7 @@ def test_send_live_update_end_and_plain_notification(gateway):
     assert r.stderr == ""
     assert c.pump(lambda c: "washer_cycle" in c.activities)
     start = next(f for f in c.frames if f["type"] == "start")
-    assert start["attributes"]["title"] == "Washing Machine" and start["state"] == {"message": "Cycle started"}
+    assert start["attributes"]["title"] == "Washing Machine" and start["state"] == {"message": "Cycle started", "title": "Washing Machine"}
 
     for flags in WASHER[1:3]:
         r = lanpush("send", "--target", "phone", *flags, gw=gw)
@@ -252,7 +252,7 @@ def test_send_file_and_stdin(gateway, tmp_path):
     assert status == 200
     [a] = body["activities"]
     assert a["device_id"] == "tablet" and a["attributes"]["title"] == "Dishwasher"
-    assert a["state"] == {"message": "Washing", "progress": 10, "progress_max": 100, "icon": "mdi:dishwasher"}
+    assert a["state"] == {"message": "Washing", "title": "Dishwasher", "progress": 10, "progress_max": 100, "icon": "mdi:dishwasher"}
 
     # From stdin, with flags applied on top of the file; --json prints the gateway's answer.
     r = lanpush("send", "--file", "-", "--progress", "50", "--json", gw=gw, input=json.dumps(payload))
@@ -432,7 +432,7 @@ def test_watch_json_prints_the_raw_frames(gateway, watches):
     assert frames[1]["version"] == "lanpush.v2"
     # As received: lanpush.v2's start is an array, the observer's device in its extras.
     kind, seq, tag, state, extras = frames[-1]
-    assert (kind, tag, state) == ("start", "washer_cycle", {"message": "Cycle started"}), frames[-1]
+    assert (kind, tag, state) == ("start", "washer_cycle", {"message": "Cycle started", "title": "Washing Machine"}), frames[-1]
     assert isinstance(seq, int) and extras["device_id"] == "tablet" and extras["attributes"]["title"], frames[-1]
 
 

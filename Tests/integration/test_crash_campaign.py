@@ -26,9 +26,12 @@ from fake_relay import FakeRelay
 TRIALS = int(os.environ.get("LANPUSH_CRASH_TRIALS", "3"))
 TAGS = [f"t{i}" for i in range(6)]
 DEVICES = ("phone", "tablet", "car")
-PUSH_TOKENS = {"phone": "tok-phone", "car": "tok-car"}
+# HA's relay reads registration_info unguarded (mobile-apps-fcm-push functions/legacy.js): every app sends it.
+IOS_INFO = {"app_id": "io.robbie.HomeAssistant", "app_version": "2026.1", "os_version": "18.6", "webhook_id": "hook-it"}
+PUSH_TOKENS = {"phone": "fcm:tok-phone", "car": "fcm:tok-car"}
 # Relay limits that let every update through at once, so the outbox is busy when the kill comes.
-RELAY = "relay: {min_update_interval: 0, starts_per_hour: 10000, quota: 10000000, quota_reserve: 0, timeout: 2}\n"
+RELAY = (  # the fake relay on loopback: a push_url allowed by name
+    "relay: {min_update_interval: 0, starts_per_hour: 10000, quota: 10000000, quota_reserve: 0, timeout: 2, allowed_push_urls: [%s]}\n")
 
 
 class Poster(threading.Thread):
@@ -100,15 +103,15 @@ def test_kill_9_at_a_random_moment(gateway, trial):
     rnd = random.Random(1000 + trial)
     with FakeRelay() as relay:
         relay.set_default(relay.ok(delay=0.005))
-        gw = gateway(devices=DEVICES, extra=RELAY)
+        gw = gateway(devices=DEVICES, extra=RELAY % relay.url)
         # The car registers its relay credentials and goes away: its changes take the relay path from now on.
         car = gw.client("car")
-        car.send({"type": "register", "push_token": PUSH_TOKENS["car"], "push_url": relay.ios_url})
+        car.send({"type": "register", "push_token": PUSH_TOKENS["car"], "push_url": relay.ios_url, "registration_info": IOS_INFO})
         assert car.pump(lambda c: any(f["type"] == "registered" for f in c.frames))
         car.close()
         gw.wait_disconnected("car")
         phone = gw.client("phone")
-        phone.send({"type": "register", "push_token": PUSH_TOKENS["phone"], "push_url": relay.ios_url})
+        phone.send({"type": "register", "push_token": PUSH_TOKENS["phone"], "push_url": relay.ios_url, "registration_info": IOS_INFO})
         phone.pump(lambda c: any(f["type"] == "synced" for f in c.frames))
         sessions = {"phone": Session(phone), "tablet": Session(gw.client("tablet"))}
         for s in sessions.values():

@@ -31,7 +31,7 @@ from netns import REPO_ROOT, ManagedProcess, NetnsUnavailable, TestBed, netns_pe
 
 SERVICE_TYPE = "_lanpush._tcp.local."
 # lanpushd's config in namespace A: the admin token the LAN client in B posts with, and the device it logs in as.
-ADMIN_TOKEN = "integration-test-admin-token"
+ADMIN_TOKEN = "integration-test-admin-token-0123456"
 DEVICE_ID = "discovery-client"
 DEVICE_TOKEN = "discovery-test-device-token-0123"
 

@@ -116,7 +116,7 @@ def raw_websocket(port):
     """A WebSocket opened by hand on a plain socket: nothing reads it unless the test does, so no pong is ever sent
     (a library client answers pings from its own thread)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(b"GET /v1/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    s.sendall(b"GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
     head = b""
     while b"\r\n\r\n" not in head:
@@ -139,7 +139,7 @@ def test_a_device_that_stops_answering_pings_falls_back_to_the_relay(gateway):
                      session={"ping_interval": 1, "ping_timeout": 1, "ack_timeout": 60})
         s = raw_websocket(gw.port)
         send_masked(s, json.dumps({"type": "auth", "token": gw.tokens["phone"]}))
-        send_masked(s, json.dumps({"type": "register", "push_token": "tok", "push_url": relay.ios_url, "registration_info": REG}))
+        send_masked(s, json.dumps({"type": "register", "push_token": "fcm:tok", "push_url": relay.ios_url, "registration_info": REG}))
         send_masked(s, json.dumps({"type": "subscribe"}))
         deadline = time.time() + 5
         while time.time() < deadline and not gw.get("/v1/devices")[1]["devices"][0].get("registration"):
@@ -149,6 +149,6 @@ def test_a_device_that_stops_answering_pings_falls_back_to_the_relay(gateway):
         t0 = time.time()
         d = gw.wait_disconnected("phone", timeout=10)
         assert time.time() - t0 < 8 and d["path"] == "relay"
-        assert gw.relay("tok", title="Washer", message="Washing", data={"tag": "washer", "live_update": True})[0] == 202
+        assert gw.relay("fcm:tok", title="Washer", message="Washing", data={"tag": "washer", "live_update": True})[0] == 202
         assert relay.wait_for(1)[0].body["data"]["tag"] == "washer"
         s.close()

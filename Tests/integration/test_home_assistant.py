@@ -160,7 +160,9 @@ def lanpush_config():
     # Nothing leaves loopback: an unknown push_token (the control phone below) is relayed nowhere.
     # The LAN session is these tests' witness: kitchen's plain notifications stay on the LAN even after a test gives
     # it relay credentials (by default they would then go to the phone's companion app).
-    return Gateway(devices=("kitchen", "hall"), extra="relay:\n  upstream: http://127.0.0.1:9\n", notifications={"kitchen": "lan"})
+    # hand_back_after: 2 s, so the fallback test sees the hand-back's end without waiting the default 30 s.
+    return Gateway(devices=("kitchen", "hall"), extra="relay:\n  upstream: http://127.0.0.1:9\n  hand_back_after: 2\n",
+                   notifications={"kitchen": "lan"})
 
 
 @pytest.fixture(scope="module")
@@ -313,7 +315,7 @@ def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_
         "app_version": "2025.4", "device_name": "Control Phone", "manufacturer": "Apple", "model": "iPhone",
         "os_name": "iOS", "os_version": "18.0", "supports_encryption": False,
         "app_data": {"push_url": f"http://127.0.0.1:{lanpush.port}/api/sendPushNotification",
-                     "push_token": "control-phone-token"}})
+                     "push_token": "fcm:control-phone-token"}})
     assert status == 201, phone
     wait_for(lambda: "mobile_app_control_phone" in ha.notify_services(), 10, "notify.mobile_app_control_phone")
     status, _ = ha.notify("mobile_app_control_phone", message="via push_url")
@@ -329,7 +331,7 @@ def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_
     with FakeRelay() as relay:
         client = lanpush.client("kitchen")
         pump_synced(client)
-        client.send({"type": "register", "push_token": "kitchen-phone-token", "push_url": relay.ios_url,
+        client.send({"type": "register", "push_token": "fcm:kitchen-phone-token", "push_url": relay.ios_url,
                      "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2025.4",
                                            "os_version": "18.0", "webhook_id": "the-phones-own-webhook"}})
         assert client.pump(lambda c: any(f["type"] == "registered" for f in c.frames), timeout=5)
@@ -341,7 +343,7 @@ def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_
         assert status == 200
         sent = relay.wait_for(1, timeout=10)
         body = sent[0].body
-        assert body["push_token"] == "kitchen-phone-token" and body["title"] == "Dryer"
+        assert body["push_token"] == "fcm:kitchen-phone-token" and body["title"] == "Dryer"
         assert body["data"]["tag"] == "dryer" and body["data"]["progress"] == 10
         assert body["registration_info"]["webhook_id"] == "the-phones-own-webhook"
         wait_for(lambda: lanpush.metric("lanpush_ha_confirms_total") - confirms0 == 1, 5, "the confirm")
@@ -574,6 +576,59 @@ def test_a_device_removed_while_ha_is_away_leaves_ha_after_a_lanpush_restart(ha,
     assert entities_of(ha, "shed") == {}
     assert "device removed from lanpush: its HA device is removed too" in (lanpush.dir / "lanpushd.log").read_text()
     assert len(lanpush_entities(ha)) == 2 * len(SENSORS)
+
+
+def test_a_device_away_falls_back_through_the_companion_apps_notify_action_and_the_hand_back_ends_it_there(ha, lanpush):
+    """A LAN client without the companion app's relay credentials (the Scripting app's tokens belong to Scripting)
+    names the phone's companion-app target instead: while the device is gone, its paced updates go through HA's own
+    notify.mobile_app_<phone>, so HA's registration for the companion app and HA's relay (the fake, at the companion
+    registration's push_url) carry them; once a LAN session is back for relay.hand_back_after, the hand-back's
+    clear_notification goes the same way."""
+    wait_subscribed(lanpush)
+    with FakeRelay() as relay:
+        status, phone = ha.rest("POST", "/api/mobile_app/registrations", {
+            "device_id": "pocket-phone", "app_id": "io.robbie.HomeAssistant", "app_name": "Home Assistant",
+            "app_version": "2025.4", "device_name": "Pocket Phone", "manufacturer": "Apple", "model": "iPhone",
+            "os_name": "iOS", "os_version": "18.0", "supports_encryption": False,
+            "app_data": {"push_url": relay.ios_url, "push_token": "fcm:pocket-companion"}})
+        assert status == 201, phone
+        wait_for(lambda: "mobile_app_pocket_phone" in ha.notify_services(), 10, "notify.mobile_app_pocket_phone")
+        status, added = lanpush.request("POST", "/v1/devices", {"id": "pocket", "fallback": "notify.mobile_app_pocket_phone"},
+                                        headers=lanpush.admin_headers())
+        assert status == 201 and added["fallback"] == "notify.mobile_app_pocket_phone", added
+        lanpush.tokens["pocket"] = added["token"]
+        try:
+            client = lanpush.client("pocket")
+            pump_synced(client)
+            client.close()
+            wait_for(lambda: not device_json(lanpush, "pocket")["connected"], 5, "pocket to be gone")
+            status, _ = lanpush.request("POST", "/v1/push", {
+                "targets": ["pocket"], "title": "Washing Machine", "message": "Cycle started",
+                "data": {"tag": "washer_cycle", "live_update": True, "progress": 0, "progress_max": 3600}},
+                headers=lanpush.admin_headers())
+            assert status == 202
+            start = relay.wait_for(1, timeout=10, answered=True)[0]
+            # HA posted it, with the companion app's credentials: lanpush never held them.
+            assert start.body["push_token"] == "fcm:pocket-companion"
+            assert start.body["registration_info"]["app_id"] == "io.robbie.HomeAssistant"
+            assert start.body["title"] == "Washing Machine" and start.body["message"] == "Cycle started"
+            assert start.body["data"]["tag"] == "washer_cycle" and start.body["data"]["progress_max"] == 3600
+            assert start.answer_status == 201
+            assert device_json(lanpush, "pocket")["relay"]["shown"] == ["washer_cycle"]
+
+            back = lanpush.client("pocket")
+            pump_synced(back)
+            assert back.activities["washer_cycle"]["state"]["message"] == "Cycle started"
+            end = relay.wait_for(2, timeout=10, answered=True)[1]
+            assert end.body["message"] == "clear_notification" and end.body["data"] == {"tag": "washer_cycle"}
+            assert end.body["push_token"] == "fcm:pocket-companion"
+            # The companion app ends the activity with that tag (its clear_notification command).
+            assert end.sent["apns"]["payload"]["homeassistant"] == {"command": "clear_notification", "tag": "washer_cycle"}
+            wait_for(lambda: "shown" not in device_json(lanpush, "pocket")["relay"], 5, "nothing shown by the relay path")
+            back.close()
+        finally:
+            lanpush.request("DELETE", "/v1/devices/pocket", headers=lanpush.admin_headers())
+            wait_for(lambda: "mobile_app_pocket" not in ha.notify_services(), 20, "notify.mobile_app_pocket to go")
 
 
 def test_a_missed_confirm_is_recovered_from_and_the_notification_arrives_once(ha, lanpush):

@@ -55,7 +55,7 @@ def still_works(gw):
 
 def test_body_too_large_is_413_json(gw):
     big = json.dumps({"push_token": "tok", "message": "x" * 70_000}).encode()
-    status, headers, body = raw_http(gw.port, b"POST /api/sendPushNotification HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    status, headers, body = raw_http(gw.port, b"POST /api/sendPushNotification HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                                      b"Content-Length: %d\r\n\r\n" % len(big) + big)
     assert status == 413
     assert headers[b"content-type"].startswith(b"application/json")
@@ -64,7 +64,7 @@ def test_body_too_large_is_413_json(gw):
 
 
 def test_post_without_content_length_is_411_json(gw):
-    status, headers, body = raw_http(gw.port, b"POST /api/sendPushNotification HTTP/1.1\r\nHost: x\r\n"
+    status, headers, body = raw_http(gw.port, b"POST /api/sendPushNotification HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                      b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
                                      b"5\r\nhello\r\n0\r\n\r\n")
     assert status == 411
@@ -154,7 +154,7 @@ def test_a_keep_alive_request_costs_at_most_one_epoll_call():
 
         def post(n, apart):
             body = json.dumps({"targets": ["phone"], "message": f"m{n}"}).encode()
-            head = (f"POST /v1/push HTTP/1.1\r\nHost: lanpush\r\nAuthorization: Bearer {gw.admin}\r\n"
+            head = (f"POST /v1/push HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {gw.admin}\r\n"
                     f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
             if apart:
                 s.sendall(head)

@@ -114,7 +114,7 @@ def test_a_push_url_that_loops_is_refused_and_a_loop_through_a_relay_stops(gatew
     gw = gateway()
     for url in (f"http://127.0.0.1:{gw.port}/api/sendPushNotification", f"https://localhost:{gw.port}/api",
                 "http://192.0.2.7/steal", "https://127.0.0.1:8123/api", "https://169.254.169.254/latest"):
-        c, answer = registered(gw, "phone", "tok-phone", url)
+        c, answer = registered(gw, "phone", "fcm:tok-phone", url)
         assert answer["type"] == "error" and answer["field"] == "push_url", (url, answer)
         c.close()
     assert next(d for d in gw.get("/v1/devices")[1]["devices"] if d["id"] == "phone").get("registration") is None
@@ -126,11 +126,11 @@ def test_a_push_url_that_loops_is_refused_and_a_loop_through_a_relay_stops(gatew
     try:
         loop = gateway(extra=f'relay: {{allowed_push_urls: ["http://127.0.0.1:{forwarder.port}"], timeout: 2}}\n')
         forwarder.target = loop.port
-        c, answer = registered(loop, "phone", "tok-loop", f"http://127.0.0.1:{forwarder.port}/api/sendPushNotification")
+        c, answer = registered(loop, "phone", "fcm:tok-loop", f"http://127.0.0.1:{forwarder.port}/api/sendPushNotification")
         assert answer["type"] == "registered"
         c.close()
         loop.wait_disconnected("phone")
-        assert post(loop, "/api/sendPushNotification", relay_body("tok-loop", "Door"))[0] == 202
+        assert post(loop, "/api/sendPushNotification", relay_body("fcm:tok-loop", "Door"))[0] == 202
         time.sleep(3)
         assert forwarder.count == 1, f"{forwarder.count} requests: the loop did not stop"
         assert loop.metric("lanpush_relay_requests_total") == 1
@@ -141,13 +141,13 @@ def test_a_push_url_that_loops_is_refused_and_a_loop_through_a_relay_stops(gatew
 def test_one_device_cannot_take_anothers_notifications(gateway):
     with FakeRelay() as relay, FakeRelay() as attacker:
         gw = gateway(extra=f'relay: {{upstream: "{relay.url}", allowed_push_urls: ["{attacker.url}"], timeout: 2}}\n')
-        a, answer = registered(gw, "phone", "tok-a", relay.ios_url)
+        a, answer = registered(gw, "phone", "fcm:tok-a", relay.ios_url)
         assert answer["type"] == "registered"
         a.close()
         gw.wait_disconnected("phone")
-        b, answer = registered(gw, "tablet", "tok-a", attacker.ios_url)
+        b, answer = registered(gw, "tablet", "fcm:tok-a", attacker.ios_url)
         assert answer == {"type": "error", "field": "push_token", "rule": "owned", "message": answer["message"]}
-        assert post(gw, "/api/sendPushNotification", relay_body("tok-a", "Your code is 123456"))[0] == 202
+        assert post(gw, "/api/sendPushNotification", relay_body("fcm:tok-a", "Your code is 123456"))[0] == 202
         relay.wait_for(1)
         time.sleep(0.3)
         assert [r.body["message"] for r in relay.requests] == ["Your code is 123456"]
@@ -156,15 +156,15 @@ def test_one_device_cannot_take_anothers_notifications(gateway):
 
 def test_a_visited_web_page_cannot_post_or_burn_pairing_attempts(gateway):
     gw = gateway()
-    c = gw.client("phone", register="tok-phone")
+    c = gw.client("phone", register="fcm:tok-phone")
     # no-cors with a "JSON-ish" text type: sent without a preflight, so the type itself is refused.
-    status, body = post(gw, "/api/sendPushNotification", relay_body("tok-phone", "hi", tag="x", live_update=True),
+    status, body = post(gw, "/api/sendPushNotification", relay_body("fcm:tok-phone", "hi", tag="x", live_update=True),
                         headers={"Content-Type": "text/plain;x=+json"})
     assert status == 400 and body["rule"] == "content_type"
     for _ in range(15):
         status, body = post(gw, "/v1/pair", {"code": "ABCD-EFGH"}, headers={"Origin": "http://evil.example"})
         assert status == 403 and body["field"] == "origin"
-    status, _ = post(gw, "/api/sendPushNotification", relay_body("tok-phone", "hi"), headers={"Origin": "null"})
+    status, _ = post(gw, "/api/sendPushNotification", relay_body("fcm:tok-phone", "hi"), headers={"Origin": "null"})
     assert status == 403
     # Nothing of it counted against the address: the real code still works from this browser's address.
     made = gw.request("POST", "/v1/pairings", {"device": "kitchen"}, headers=gw.admin_headers())[1]

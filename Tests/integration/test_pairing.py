@@ -17,7 +17,7 @@ from gateway import BINARY, ROOT, free_port
 from netns import NetnsUnavailable, TestBed, netns_permitted
 
 CLI = ROOT / ".build" / "debug" / "lanpush"
-ADMIN = "pairing-admin-token-0123456789"
+ADMIN = "pairing-admin-token-0123456789abcdef"
 
 CLIENT = r'''
 import json, sys, urllib.parse, urllib.request

@@ -25,10 +25,10 @@ def make(gateway, relay, **relay_cfg):
 def gone_device(gw, relay, push_url=True):
     """Registers phone (its push_url = the fake relay) and disconnects it: the device is gone."""
     c = gw.client("phone")
-    c.send({"type": "register", "push_token": "tok-phone", "push_url": relay.ios_url if push_url else None,
+    c.send({"type": "register", "push_token": "fcm:tok-phone", "push_url": relay.ios_url if push_url else None,
             "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2024.1", "os_version": "17.2",
                                   "webhook_id": "hook-1"}} if push_url else
-           {"type": "register", "push_token": "tok-phone", "registration_info": {"app_id": "io.robbie.HomeAssistant"}})
+           {"type": "register", "push_token": "fcm:tok-phone", "registration_info": {"app_id": "io.robbie.HomeAssistant"}})
     assert c.pump(lambda c: any(f["type"] == "registered" for f in c.frames))
     return c
 
@@ -42,17 +42,17 @@ def test_closed_device_goes_to_the_relay_in_ha_body_shape(gateway, relay):
     c.close()
     gw.wait_disconnected()
     t0 = time.time()
-    status, body = gw.relay("tok-phone", **WASHER_START)
+    status, body = gw.relay("fcm:tok-phone", **WASHER_START)
     assert status == 202 and time.time() - t0 < 1
     assert set(body["rateLimits"]) == {"attempts", "successful", "errors", "total", "maximum", "remaining", "resetsAt"}
     got = relay.wait_for(1)[0]
     assert got.path == "/api/sendPushNotification"
     assert got.header("User-Agent").startswith("lanpush/")
     assert HA_BODY_KEYS <= set(got.body)
-    assert got.body["push_token"] == "tok-phone" and got.body["registration_info"]["webhook_id"] == "hook-1"
+    assert got.body["push_token"] == "fcm:tok-phone" and got.body["registration_info"]["webhook_id"] == "hook-1"
     assert got.body["data"]["tag"] == "washer_cycle" and got.body["title"] == "Washing Machine"
     # clear_notification goes at once as an end, even within the update interval.
-    gw.relay("tok-phone", message="clear_notification", data={"tag": "washer_cycle"})
+    gw.relay("fcm:tok-phone", message="clear_notification", data={"tag": "washer_cycle"})
     end = relay.wait_for(2)[1]
     assert end.body["message"] == "clear_notification" and end.at - got.at < 1.0
 
@@ -61,12 +61,12 @@ def test_a_burst_is_paced_and_the_last_request_carries_the_final_state(gateway, 
     gw = make(gateway, relay)
     gone_device(gw, relay).close()
     gw.wait_disconnected()
-    gw.relay("tok-phone", **WASHER_START)
+    gw.relay("fcm:tok-phone", **WASHER_START)
     relay.wait_for(1)
     relay.reset()
     t0 = time.time()
     for i in range(100):
-        gw.relay("tok-phone", title="Washing Machine", message=f"step {i}",
+        gw.relay("fcm:tok-phone", title="Washing Machine", message=f"step {i}",
                  data={"tag": "washer_cycle", "live_update": True, "progress": i, "progress_max": 100, "silent": True})
         time.sleep(max(0, t0 + (i + 1) * 0.03 - time.time()))
     time.sleep(2.5)
@@ -83,13 +83,13 @@ def test_429_holds_until_resets_at_and_500_retries_with_backoff(gateway, relay):
     gone_device(gw, relay).close()
     gw.wait_disconnected()
     relay.script(FakeRelay.rate_limited(resets_in=2.0))
-    gw.relay("tok-phone", **WASHER_START)
+    gw.relay("fcm:tok-phone", **WASHER_START)
     first = relay.wait_for(1)[0]
     second = relay.wait_for(2, timeout=8)[1]
     assert second.at - first.at >= 1.8, "sent again before resetsAt"
     relay.reset()
     relay.script(FakeRelay.error(500), FakeRelay.error(500))
-    gw.relay("tok-phone", message="clear_notification", data={"tag": "washer_cycle"})
+    gw.relay("fcm:tok-phone", message="clear_notification", data={"tag": "washer_cycle"})
     tries = relay.wait_for(3, timeout=15, predicate=lambda r: r.answer_status is not None)
     assert [r.answer_status for r in tries[:3]] == [500, 500, 201]
     assert all(r.body["message"] == "clear_notification" for r in tries)
@@ -100,7 +100,7 @@ def test_relay_down_for_a_while_then_delivered_and_lan_unaffected(gateway, relay
     gone_device(gw, relay).close()
     gw.wait_disconnected()
     relay.go_down()
-    gw.relay("tok-phone", **WASHER_START)
+    gw.relay("fcm:tok-phone", **WASHER_START)
     # Meanwhile the LAN path works for another device, and ingest answers at once.
     lan = gw.client("tablet")
     lan.pump(lambda c: c.frames)
@@ -120,7 +120,7 @@ def test_403_marks_the_token_invalid(gateway, relay):
     gone_device(gw, relay).close()
     gw.wait_disconnected()
     relay.set_default(FakeRelay.forbidden())
-    gw.relay("tok-phone", **WASHER_START)
+    gw.relay("fcm:tok-phone", **WASHER_START)
     relay.wait_for(1)
     deadline = time.time() + 5
     while time.time() < deadline:
@@ -130,19 +130,20 @@ def test_403_marks_the_token_invalid(gateway, relay):
         time.sleep(0.05)
     assert phone["relay"]["token_invalid"] is True and phone["path"] == "none"
     assert "lanpush_relay_invalid_tokens 1" in gw.get("/metrics")[1]
-    gw.relay("tok-phone", message="more", data={"tag": "washer_cycle", "live_update": True})
+    gw.relay("fcm:tok-phone", message="more", data={"tag": "washer_cycle", "live_update": True})
     time.sleep(1)
     assert len(relay.requests) == 1
 
 
 def test_unknown_push_token_is_proxied_to_the_upstream_paced(gateway, relay):
-    gw = make(gateway, relay)
+    gw = make(gateway, relay, proxy_unknown_tokens=True)
     status, body = gw.request("POST", "/api/sendPush/android/v1", {
-        "push_token": "stranger", "message": "Cycle started", "title": "Washer",
+        "push_token": "fcm:stranger", "message": "Cycle started", "title": "Washer",
+        "registration_info": {"app_id": "io.homeassistant.companion.android", "app_version": "2026.1", "webhook_id": "hook-s"},
         "data": {"tag": "w", "live_update": True, "when": 60, "when_relative": True, "template": {"template": "generic", "progress": 0.5}}})
-    assert status == 202 and body["target"] == "stranger"
+    assert status == 202 and body["target"] == "fcm:stranger"
     got = relay.wait_for(1)[0]
-    assert got.path == "/api/sendPush/android/v1" and got.body["push_token"] == "stranger"
+    assert got.path == "/api/sendPush/android/v1" and got.body["push_token"] == "fcm:stranger"
     assert "template" not in got.body["data"], "templates are LAN-only"
     assert "when_relative" not in got.body["data"] and abs(got.body["data"]["when"] - (time.time() + 60)) < 5
 
@@ -152,7 +153,7 @@ def test_outbox_survives_kill_9(gateway, relay):
     gone_device(gw, relay).close()
     gw.wait_disconnected()
     relay.go_down()
-    gw.relay("tok-phone", **WASHER_START)
+    gw.relay("fcm:tok-phone", **WASHER_START)
     time.sleep(0.5)
     import signal
     gw.stop(signal.SIGKILL)

@@ -23,8 +23,9 @@ from fake_relay import FakeRelay
 
 CHAOS_SECONDS = float(os.environ.get("LANPUSH_CHAOS_SECONDS", "10"))
 TAGS = [f"chaos{i}" for i in range(10)]
-TOKEN = "tok-car"
-RELAY = "relay: {min_update_interval: 1, starts_per_hour: 10000, quota: 10000000, quota_reserve: 0, timeout: 1}\n"
+TOKEN = "fcm:tok-car"
+RELAY = (  # the fake relay on loopback: a push_url allowed by name
+    "relay: {min_update_interval: 1, starts_per_hour: 10000, quota: 10000000, quota_reserve: 0, timeout: 1, allowed_push_urls: [%s]}\n")
 
 
 class Chaos(threading.Thread):
@@ -55,9 +56,10 @@ def test_relay_chaos_never_blocks_ingest_and_loses_nothing_silently(gateway):
     # The fake's daily quota (500 deliveries per token, as HA's relay) would rightly stop the outbox until its reset
     # well within 5 minutes of chaos: this test is about faults, so the quota is out of its way.
     with FakeRelay(maximum=10_000_000) as relay:
-        gw = gateway(devices=("car",), extra=RELAY)
+        gw = gateway(devices=("car",), extra=RELAY % relay.url)
         car = gw.client("car")
-        car.send({"type": "register", "push_token": TOKEN, "push_url": relay.ios_url})
+        car.send({"type": "register", "push_token": TOKEN, "push_url": relay.ios_url,
+                  "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2026.1", "webhook_id": "hook-car"}})
         assert car.pump(lambda c: any(f["type"] == "registered" for f in c.frames))
         car.close()
         gw.wait_disconnected("car")

@@ -19,7 +19,7 @@ def make(gateway, relay, env):
 def gone_device(gw, relay):
     """Registers phone with the fake relay as its push_url and disconnects it: its pushes go to the relay."""
     c = gw.client("phone")
-    c.send({"type": "register", "push_token": "tok-phone", "push_url": relay.ios_url,
+    c.send({"type": "register", "push_token": "fcm:tok-phone", "push_url": relay.ios_url,
             "registration_info": {"app_id": "io.robbie.HomeAssistant", "app_version": "2024.1", "os_version": "17.2",
                                   "webhook_id": "hook-1"}})
     assert c.pump(lambda c: any(f["type"] == "registered" for f in c.frames))
@@ -39,12 +39,12 @@ def test_relay_over_https_with_a_trusted_ca(gateway):
     with FakeRelay(tls=True) as relay:
         gw = make(gateway, relay, env={"SSL_CERT_FILE": relay.ca_file})
         gone_device(gw, relay)
-        status, _ = gw.relay("tok-phone", **WASHER_START)
+        status, _ = gw.relay("fcm:tok-phone", **WASHER_START)
         assert status == 202
         got = relay.wait_for(1)[0]
         assert got.path == "/api/sendPushNotification"
         assert HA_BODY_KEYS <= set(got.body)
-        assert got.body["push_token"] == "tok-phone" and got.body["registration_info"]["webhook_id"] == "hook-1"
+        assert got.body["push_token"] == "fcm:tok-phone" and got.body["registration_info"]["webhook_id"] == "hook-1"
         assert got.body["message"] == "Cycle started" and got.body["title"] == "Washing Machine"
         assert got.body["data"]["tag"] == "washer_cycle"
 
@@ -56,7 +56,7 @@ def test_relay_with_an_untrusted_certificate_is_not_delivered(gateway):
         gone_device(gw, relay)
         before = relay_errors(gw)
         t0 = time.time()
-        assert gw.relay("tok-phone", **WASHER_START)[0] == 202
+        assert gw.relay("fcm:tok-phone", **WASHER_START)[0] == 202
         # Counted as a request without an answer, like a refused connection: the operator's signal that the relay
         # path fails, whatever words the TLS library puts in the log.
         deadline = t0 + 10

@@ -42,14 +42,15 @@ def test_washer_cycle_arrives_as_start_patches_end_on_every_session(gateway):
         rinse = c.frames[[f["type"] for f in c.frames].index("update")]
         assert rinse["patch"]["progress"] == 900 and rinse["patch"]["icon"] == "mdi:washing-machine"
         assert abs(rinse["patch"]["countdown_end"] - (time.time() + 2700)) < 30
-        # Applying the patches reproduces the full state of the last update; the title never changed. The
+        # Applying the patches reproduces the full state of the last update; the title an update changed is the
+        # state's (the iOS app shows state.title over the start's, as HA core and its relay send it). The
         # clear_notification ended it and dismissed it at once, as on the phone: the end frame says so.
         end = next(f for f in c.frames if f["type"] == "end")
         assert end["phase"] == "dismissed" and end["dismissal_date"] <= time.time() + 1
         assert "washer_cycle" not in c.activities
         final = c.dismissed["washer_cycle"]
         assert final["title"] == "Washing Machine"
-        assert final["state"] == {"message": "Cycle complete", "progress": 3600, "progress_max": 3600,
+        assert final["state"] == {"message": "Cycle complete", "title": "Renamed", "progress": 3600, "progress_max": 3600,
                                   "icon": "mdi:washing-machine", "color": "#4CAF50"}
         # ...and cleared any notification with that tag.
         assert c.pump(lambda c: any(n["type"] == "clear" and n["tag"] == "washer_cycle" for n in c.notifications))
@@ -146,7 +147,7 @@ def test_session_silent_past_ack_timeout_is_closed_4002_and_resumes(gateway):
 def raw_ws(port):
     """A WebSocket client that completes the handshake and then never reads: it cannot answer pings."""
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"GET /v1/stream HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    s.sendall(b"GET /v1/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
     buf = b""
     while b"\r\n\r\n" not in buf:

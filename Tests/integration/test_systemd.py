@@ -375,7 +375,7 @@ class NotifyListener:
 def write_config(directory: Path, port: int, device_token: str, extra: str = "") -> Path:
     config = directory / "lanpush.yaml"
     config.write_text(
-        f'listen: "127.0.0.1:{port}"\nadmin_token: "systemd-test-admin-token"\nlog_level: debug\n'
+        f'listen: "127.0.0.1:{port}"\nadmin_token: "systemd-test-admin-token-0123456789"\nlog_level: debug\n'
         f"mdns: {{enabled: false}}\n"
         f'devices:\n  - {{id: hall, name: Hall display, token: "{device_token}"}}\n' + extra)
     return config
@@ -707,7 +707,7 @@ def test_daemon_runs_inside_the_units_sandbox(sandbox):
             body = json.dumps({"targets": ["hall"], "title": "Washer", "message": "Rinsing",
                                "data": {"tag": "washer", "live_update": True, "progress": 5, "progress_max": 10}})
             conn.request("POST", "/v1/push", body=body, headers={
-                "Authorization": "Bearer systemd-test-admin-token", "Content-Type": "application/json"})
+                "Authorization": "Bearer systemd-test-admin-token-0123456789", "Content-Type": "application/json"})
             assert conn.getresponse().status == 202
             conn.close()
             frames = []

@@ -187,7 +187,7 @@ def test_unreadable_certificate_is_a_config_error(tmp_path):
 # Across the LAN: namespace A runs lanpushd (+ its own dbus and avahi), namespace B browses and connects.
 
 DEVICE_TOKEN = "tls-test-device-token-0123456789"
-ADMIN_TOKEN = "tls-test-admin-token-0123456789"
+ADMIN_TOKEN = "tls-test-admin-token-0123456789abcdef"
 
 LAN_PROBE = r'''
 """Runs in namespace B: resolves the gateway by zeroconf, pins the TXT fingerprint over wss://, and tries plain."""

@@ -24,6 +24,7 @@ public enum RelayAddress {
     public static func addressed(_ body: JSONValue, live: LiveActivity?, dismissal: Double? = nil) -> JSONValue {
         guard case .object(var o) = body else { return body }
         o["push_to_start_token"] = nil
+        let hadData = o["data"] != nil
         var data = o["data"]?.objectValue ?? [:]
         let hasOwn = o["live_activity_token"]?.stringValue.map { !$0.isEmpty } ?? false
         if hasOwn {
@@ -41,7 +42,8 @@ public enum RelayAddress {
         {
             data["dismissal_date"] = .number(dismissal.rounded())
         }
-        if data.isEmpty { o["data"] = nil } else { o["data"] = .object(data) }
+        // HA's `data` stays as HA sent it (`{}` included); a body that had none gets one only for the event.
+        if !data.isEmpty || (hadData && o["data"]?.objectValue != nil) { o["data"] = .object(data) }
         return .object(o)
     }
 

@@ -5,7 +5,7 @@ import Foundation
 /// services on the gateway's own machine or network segment, or back at the gateway itself (a relay loop).
 ///
 /// Never the gateway itself. Otherwise allowed: an `https://` URL whose host is a name or a public address — not
-/// loopback, not link-local — or any URL under an entry of `relay.allowed_push_urls` (a relay on the LAN, a test's fake
+/// loopback, link-local or private (`AddressClass.isInternal`) — or any URL under an entry of `relay.allowed_push_urls` (a relay on the LAN, a test's fake
 /// relay) or the configured `relay.upstream`, matched by scheme, host, port and path prefix. Only literal addresses are judged here; names are
 /// judged again, as resolved, when a request leaves (`HTTPClientLoop`'s address check).
 struct PushURLPolicy {
@@ -65,8 +65,8 @@ struct PushURLPolicy {
         guard origin.scheme == "https" else {
             return ("https", "push_url: must be https:// (or under relay.allowed_push_urls)")
         }
-        if AddressClass.isLoopback(origin.host) || AddressClass.isLinkLocal(origin.host) {
-            return ("address", "push_url: a loopback or link-local address is allowed only under relay.allowed_push_urls")
+        if AddressClass.isInternal(origin.host) {
+            return ("address", "push_url: a loopback, link-local or private address is allowed only under relay.allowed_push_urls")
         }
         return nil
     }

@@ -43,7 +43,7 @@ final class RelayClient: Sendable {
     func post(_ body: JSONValue, to url: String, completion: @escaping @Sendable (RelayResponse) -> Void) {
         let listed = PushURLPolicy.Origin(url).map { target in reachable.contains { $0.covers(target) } } ?? false
         let admits: (@Sendable (String) -> Bool)? = listed
-            ? nil : { @Sendable address in !AddressClass.isLoopback(address) && !AddressClass.isLinkLocal(address) }
+            ? nil : { @Sendable address in !AddressClass.isInternal(address) }
         let hop = gatewayId.isEmpty ? [] : [(Self.hopHeader, gatewayId)]
         http.send("POST", url, body: body, headers: hop, admitsAddress: admits) { response in
             completion(RelayResponse(status: response.status, body: response.body, error: response.failure, duration: response.duration))

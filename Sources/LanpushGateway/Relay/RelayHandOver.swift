@@ -244,11 +244,21 @@ final class RelayHandOver {
     }
 
     /// HA's `clear_notification` of `tag`, addressed as `body` was (its push token and registration, from the
-    /// device's registration when `body` has none).
+    /// device's registration when `body` has none). A `live_activity_token` HA gave with an update or end is the
+    /// activity's own and addresses the end (`event: end`); one it gave with a start is the push-to-start token, which
+    /// ends nothing (the relay would send an update to it) — without a token the clear goes as the companion app's
+    /// command, which ends the activity with that tag (home-assistant/iOS `HandlerClearNotification`).
     static func clearBody(of body: JSONValue, tag: String, device: DeviceRecord? = nil) -> JSONValue {
         guard case .object(let o) = body else { return body }
-        var clear: [String: JSONValue] = ["message": .string(PayloadInterpreter.clearCommand), "data": ["tag": .string(tag)]]
-        for key in ["push_token", "registration_info", "live_activity_token"] where o[key] != nil { clear[key] = o[key] }
+        var data: [String: JSONValue] = ["tag": .string(tag)]
+        var clear: [String: JSONValue] = ["message": .string(PayloadInterpreter.clearCommand)]
+        for key in ["push_token", "registration_info"] where o[key] != nil { clear[key] = o[key] }
+        let event = o["data"]?["event"]?.stringValue
+        if let token = o["live_activity_token"], !token.isNull, event == LiveEvent.update.rawValue || event == LiveEvent.end.rawValue {
+            clear["live_activity_token"] = token
+            data["event"] = .string(LiveEvent.end.rawValue)
+        }
+        clear["data"] = .object(data)
         if clear["push_token"] == nil, let registration = device?.relay.registration {
             clear["push_token"] = .string(registration.pushToken)
             clear["registration_info"] = .object(registration.registrationInfo)

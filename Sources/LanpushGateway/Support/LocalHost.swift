@@ -68,6 +68,19 @@ enum AddressClass {
         return bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80
     }
 
+    /// An address no relay on the Internet has: loopback, link-local, the private ranges (`10/8`, `172.16/12`,
+    /// `192.168/16`, `100.64/10` shared address space, `fc00::/7` unique local), `0/8` and multicast. A client's
+    /// push_url must not make the gateway post to the machines of its own network.
+    static func isInternal(_ host: String) -> Bool {
+        if isLoopback(host) || isLinkLocal(host) { return true }
+        guard let b = v4Mapped(Platform.ipAddressBytes(unbracketed(host))) else { return false }
+        if b.count == 4 {
+            return b[0] == 10 || b[0] == 0 || (b[0] == 172 && b[1] & 0xF0 == 16) || (b[0] == 192 && b[1] == 168)
+                || (b[0] == 100 && b[1] & 0xC0 == 64) || b[0] >= 224
+        }
+        return b[0] & 0xFE == 0xFC || b[0] == 0xFF
+    }
+
     /// A literal IPv4 or IPv6 address (IPv6 in brackets or not) rather than a name.
     static func isIPLiteral(_ host: String) -> Bool {
         Platform.isIPAddress(unbracketed(host))
