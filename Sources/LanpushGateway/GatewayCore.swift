@@ -169,7 +169,7 @@ package final class GatewayCore {
         logger.info("WebSocket handshake refused", metadata: [
             "peer": "\(request.remoteAddress)", "field": "\(refused.field)", "origin": "\(request.header("origin") ?? "")",
         ])
-        return HTTPRejection(status: 403, message: refused.message, field: refused.field, rule: refused.field == "host" ? "allowed_hosts" : "origin")
+        return HostAllowList.rejection(refused)
     }
 
     package func receive(session id: UInt64, bytes: [UInt8]) {

@@ -2,33 +2,14 @@ import Testing
 
 @testable import LanpushCore
 
-/// What the relay's answers mean to the pacer, as HA's relay means them (mobile-apps-fcm-push
-/// `functions/handlers.js`: `handleRequest`, `handleError`), and the bounds the pacer keeps whatever the relay says.
+/// What the relay's answers mean to the pacer (how HTTP answers become `RelayOutcome`s is the relay client's,
+/// `RelayClientTests`), and the bounds the pacer keeps whatever the relay says.
 @Suite struct RelayAnswersTests {
     static func limits(quota: Int = 500, maxHold: Double = 900) -> RelayLimits {
         var limits = RelayLimits(minUpdateInterval: 15, startsPerHour: 10, quotaReserve: 0)
         limits.dailyQuota = quota
         limits.maxHold = maxHold
         return limits
-    }
-
-    @Test(arguments: [
-        (403, #"{"errorMessage":"You did not send a token!"}"#, RelayOutcome.forbidden),
-        (403, #"{"errorMessage":"That is not a valid FCM token"}"#, .forbidden),
-        // FCM's "not registered" / "invalid registration token": a dead token, never a retry.
-        (500, #"{"errorType":"InvalidToken","errorCode":"registration-token-not-registered","errorStep":"sendNotification","message":"x"}"#,
-         .forbidden),
-        // Every FCM invalid-argument, too large or malformed: this message can never go.
-        (500, #"{"errorType":"PayloadTooLarge","errorCode":"invalid-argument","errorStep":"sendNotification","message":"x"}"#,
-         .payloadTooLarge),
-        (500, #"{"errorType":"InternalError","errorStep":"sendNotification","message":"x"}"#, .failed),
-        (500, #"{"statusCode":500,"error":"Internal Server Error","message":"x"}"#, .failed),
-        (503, "", .failed),
-        (508, #"{"field":"x-lanpush-hop","rule":"loop"}"#, .rejected(status: 508)),
-    ])
-    func answersMapAsTheRelayMeansThem(status: Int, body: String, outcome: RelayOutcome) throws {
-        let parsed = body.isEmpty ? nil : try JSONValue.parse(Array(body.utf8))
-        #expect(RelayOutcome(status: status, body: parsed) == outcome)
     }
 
     /// A dead token (500 `InvalidToken`) stops the device's relay path at once: the item and everything queued are

@@ -198,28 +198,9 @@ import Testing
         #expect(limits.remaining == 498)
         #expect(limits.maximum == 500)
         #expect(limits.resetsAt == 1_700_006_400)
-        #expect(RelayOutcome(status: 201, body: answer) == .success(remaining: 498, resetsAt: 1_700_006_400))
         #expect(RelayRateLimits(["rateLimits": ["resetsAt": "2023-11-15T01:00:00+01:00"]]).resetsAt == 1_700_006_400)
         #expect(RelayRateLimits(["message": "x"]) == RelayRateLimits())
         #expect(RelayRateLimits(nil) == RelayRateLimits())
-    }
-
-    @Test func statusesMapToOutcomes() {
-        let limited: JSONValue = [
-            "errorType": "RateLimited", "message": "Too many", "target": "t",
-            "rateLimits": ["remaining": 0, "resetsAt": "2023-11-15T00:00:00Z"],
-        ]
-        #expect(RelayOutcome(status: 200, body: nil) == .success(remaining: nil, resetsAt: nil))
-        #expect(RelayOutcome(status: 202, body: ["x": 1]) == .success(remaining: nil, resetsAt: nil))
-        #expect(RelayOutcome(status: 429, body: limited) == .rateLimited(resetsAt: 1_700_006_400))
-        #expect(RelayOutcome(status: 429, body: nil) == .rateLimited(resetsAt: nil))
-        #expect(RelayOutcome(status: 403, body: ["errorMessage": "You did not send a token!"]) == .forbidden)
-        #expect(RelayOutcome(status: 400, body: nil) == .rejected(status: 400))
-        #expect(RelayOutcome(status: 404, body: nil) == .rejected(status: 404))
-        #expect(RelayOutcome(status: 408, body: nil) == .failed)
-        #expect(RelayOutcome(status: 500, body: ["errorType": "InternalError", "message": "x"]) == .failed)
-        #expect(RelayOutcome(status: 503, body: nil) == .failed)
-        #expect(RelayOutcome(status: nil, body: nil) == .failed)
     }
 
     @Test func changeKindsMapToRelayKinds() {

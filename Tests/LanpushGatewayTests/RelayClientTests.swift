@@ -186,6 +186,46 @@ import Glibc
         #expect(Set(server.requests.compactMap { try? JSONValue.parse($0.body)["n"] }).count == 6)
     }
 
+    @Test(arguments: [
+        (403, #"{"errorMessage":"You did not send a token!"}"#, RelayOutcome.forbidden),
+        (403, #"{"errorMessage":"That is not a valid FCM token"}"#, .forbidden),
+        // FCM's "not registered" / "invalid registration token": a dead token, never a retry.
+        (500, #"{"errorType":"InvalidToken","errorCode":"registration-token-not-registered","errorStep":"sendNotification","message":"x"}"#,
+         .forbidden),
+        // Every FCM invalid-argument, too large or malformed: this message can never go.
+        (500, #"{"errorType":"PayloadTooLarge","errorCode":"invalid-argument","errorStep":"sendNotification","message":"x"}"#,
+         .payloadTooLarge),
+        (500, #"{"errorType":"InternalError","errorStep":"sendNotification","message":"x"}"#, .failed),
+        (500, #"{"statusCode":500,"error":"Internal Server Error","message":"x"}"#, .failed),
+        (503, "", .failed),
+        (508, #"{"field":"x-lanpush-hop","rule":"loop"}"#, .rejected(status: 508)),
+    ])
+    func answersMapAsTheRelayMeansThem(status: Int, body: String, outcome: RelayOutcome) throws {
+        let parsed = body.isEmpty ? nil : try JSONValue.parse(Array(body.utf8))
+        #expect(RelayOutcome(status: status, body: parsed) == outcome)
+    }
+
+    /// The relay's answers, as mobile-apps-fcm-push `functions/handlers.js` means them.
+    @Test func statusesMapToOutcomes() {
+        let limited: JSONValue = [
+            "errorType": "RateLimited", "message": "Too many", "target": "t",
+            "rateLimits": ["remaining": 0, "resetsAt": "2023-11-15T00:00:00Z"],
+        ]
+        let created: JSONValue = ["messageId": "m", "rateLimits": ["remaining": 498, "resetsAt": "2023-11-15T00:00:00.000Z"]]
+        #expect(RelayOutcome(status: 201, body: created) == .success(remaining: 498, resetsAt: 1_700_006_400))
+        #expect(RelayOutcome(status: 200, body: nil) == .success(remaining: nil, resetsAt: nil))
+        #expect(RelayOutcome(status: 202, body: ["x": 1]) == .success(remaining: nil, resetsAt: nil))
+        #expect(RelayOutcome(status: 429, body: limited) == .rateLimited(resetsAt: 1_700_006_400))
+        #expect(RelayOutcome(status: 429, body: nil) == .rateLimited(resetsAt: nil))
+        #expect(RelayOutcome(status: 403, body: ["errorMessage": "You did not send a token!"]) == .forbidden)
+        #expect(RelayOutcome(status: 400, body: nil) == .rejected(status: 400))
+        #expect(RelayOutcome(status: 404, body: nil) == .rejected(status: 404))
+        #expect(RelayOutcome(status: 408, body: nil) == .failed)
+        #expect(RelayOutcome(status: 500, body: ["errorType": "InternalError", "message": "x"]) == .failed)
+        #expect(RelayOutcome(status: 503, body: nil) == .failed)
+        #expect(RelayOutcome(status: nil, body: nil) == .failed)
+    }
+
     /// A push_url is a LAN device's to choose: a name that resolves to this machine (or a link-local or private one) is not
     /// connected to unless the URL is listed (the upstream, `relay.allowed_push_urls`), whatever the name says.
     @Test func aNameThatResolvesToLoopbackIsNotReachedUnlessListed() throws {

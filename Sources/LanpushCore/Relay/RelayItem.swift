@@ -106,26 +106,6 @@ public enum RelayOutcome: Sendable, Hashable {
     case payloadTooLarge
     /// Other 5xx (`InternalError`), 408, a timeout, no connection: retried with exponential backoff and full jitter.
     case failed
-
-    /// Maps an HTTP answer (`status` nil = no answer: timeout or network error) and its parsed JSON body, as HA's
-    /// relay means them (mobile-apps-fcm-push `functions/handlers.js`, `handleRequest` and `handleError`): its
-    /// 500s name their cause in `errorType`.
-    public init(status: Int?, body: JSONValue?) {
-        guard let status else {
-            self = .failed
-            return
-        }
-        let limits = RelayRateLimits(body)
-        switch (status, body?["errorType"]?.stringValue) {
-        case (200..<300, _): self = .success(remaining: limits.remaining, resetsAt: limits.resetsAt)
-        case (429, _): self = .rateLimited(resetsAt: limits.resetsAt)
-        case (403, _), (500, "InvalidToken"): self = .forbidden
-        case (500, "PayloadTooLarge"): self = .payloadTooLarge
-        case (408, _): self = .failed
-        case (400..<500, _), (508, _): self = .rejected(status: status)
-        default: self = .failed
-        }
-    }
 }
 
 /// The `rateLimits` object of a relay answer (`attempts`, `successful`, `errors`, `total`, `maximum`,

@@ -35,6 +35,23 @@ struct APIResponse: Equatable {
         APIResponse(status: 200, contentType: contentType, headers: [Header(name: "Cache-Control", value: "no-cache")], body: body)
     }
 
+    /// A page file: the bytes with their validators, or 304 when the browser holds these very bytes.
+    static func asset(_ contentType: String, headers: [Header], body: [UInt8], notModified: Bool) -> APIResponse {
+        APIResponse(status: notModified ? 304 : 200, contentType: contentType, headers: headers, body: notModified ? [] : body)
+    }
+
+    /// What an accepted change is answered with when its commit failed: nothing was stored, so the sender retries.
+    static let storeFailed = error(503, field: "store", rule: "durable", "the update could not be stored; retry")
+
+    /// The metric reason of a request the adapter refused before it was routed.
+    static func rejectionReason(status: Int) -> String {
+        switch status {
+        case 413: "body_too_large"
+        case 411: "length_required"
+        default: "method"
+        }
+    }
+
     /// The JSON body (tests and the testing module read it).
     var json: JSONValue? { try? JSONValue.parse(body) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LanpushLWS
 
 /// Which names address the gateway, and which pages may talk to it — the defences against a web page that a LAN
 /// browser visits.
@@ -62,6 +63,12 @@ struct HostAllowList {
             }
         }
         return nil
+    }
+
+    /// The adapter's answer to a refused WebSocket handshake: 403 naming the field and the rule.
+    static func rejection(_ refused: (field: String, message: String)) -> HTTPRejection {
+        HTTPRejection(status: 403, message: refused.message, field: refused.field,
+                      rule: refused.field == "host" ? "allowed_hosts" : "origin")
     }
 
     /// `host[:port]` of a serialized origin (`http://192.168.1.5:8765`), lower case, the default port left out as

@@ -30,7 +30,7 @@ final class LoopDelegate: LWSServerDelegate {
         let answer = core.respond(to: request)
         core.whenCommitted { committed in
             guard committed else {
-                let failed = APIResponse.error(503, field: "store", rule: "durable", "the update could not be stored; retry")
+                let failed = APIResponse.storeFailed
                 return response.respond(status: failed.status, body: failed.body)
             }
             response.respond(status: answer.status, headers: answer.headers, body: answer.body, contentType: answer.contentType)
@@ -38,7 +38,7 @@ final class LoopDelegate: LWSServerDelegate {
     }
 
     func rejectHTTP(_ rejection: HTTPRejection) -> [UInt8] {
-        core.metrics.reject(rejection.status == 413 ? "body_too_large" : rejection.status == 411 ? "length_required" : "method")
+        core.metrics.reject(APIResponse.rejectionReason(status: rejection.status))
         core.logger.info("rejected request", metadata: ["status": "\(rejection.status)", "reason": "\(rejection.rule)"])
         return rejection.defaultJSON
     }

@@ -34,11 +34,9 @@ package struct PageAsset: Sendable, Equatable {
         // Revalidated on every use (no-cache), so a new lanpushd is picked up at once; unchanged files cost a 304.
         var headers = [APIResponse.Header(name: "Cache-Control", value: "no-cache"), .init(name: "ETag", value: etag)]
             + Self.securityHeaders
-        if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) {
-            return APIResponse(status: 304, contentType: contentType, headers: headers, body: [])
-        }
-        if let encoding { headers.append(.init(name: "Content-Encoding", value: encoding)) }
-        return APIResponse(status: 200, contentType: contentType, headers: headers, body: body)
+        let held = ifNoneMatch?.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag } ?? false
+        if !held, let encoding { headers.append(.init(name: "Content-Encoding", value: encoding)) }
+        return .asset(contentType, headers: headers, body: body, notModified: held)
     }
 }
 
