@@ -53,6 +53,7 @@ FALLBACK_MARKERS = ["mobile_app push notification rate limits for", "Error sendi
 # The sensors' throttle in these tests (home_assistant.sensor_interval): the first change after a quiet spell goes
 # at once, later ones within a second.
 SENSOR_INTERVAL = 1
+RELAY_PORT = gateway_module.free_port()
 SENSORS = ("connected", "path", "activities", "queued_notifications", "relay_remaining", "relay_resets_at", "last_seen")
 
 # An automation that mirrors kitchen's LAN connectivity into an input_boolean: HA acting on lanpush's entity.
@@ -160,8 +161,10 @@ def lanpush_config():
     # Nothing leaves loopback: an unknown push_token (the control phone below) is relayed nowhere.
     # The LAN session is these tests' witness: kitchen's plain notifications stay on the LAN even after a test gives
     # it relay credentials (by default they would then go to the phone's companion app).
-    # hand_back_after: 2 s, so the fallback test sees the hand-back's end without waiting the default 30 s.
-    return Gateway(devices=("kitchen", "hall"), extra="relay:\n  upstream: http://127.0.0.1:9\n  hand_back_after: 2\n",
+    # hand_back_after: 2 s, so the fallback test sees the hand-back's end without waiting the default 30 s; the fake
+    # relays of these tests listen on RELAY_PORT, a push_url lanpush may name (it is listed).
+    return Gateway(devices=("kitchen", "hall"), extra="relay:\n  upstream: http://127.0.0.1:9\n  hand_back_after: 2\n"
+                   f"  allowed_push_urls: [\"http://127.0.0.1:{RELAY_PORT}\"]\n",
                    notifications={"kitchen": "lan"})
 
 
@@ -286,7 +289,7 @@ def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_
     assert "washer_cycle" not in client.activities
     final = client.dismissed["washer_cycle"]
     assert final["title"] == "Washing Machine"
-    assert final["state"] == {"message": "Cycle complete", "progress": 3600, "progress_max": 3600,
+    assert final["state"] == {"message": "Cycle complete", "title": "Washing Machine", "progress": 3600, "progress_max": 3600,
                               "icon": "mdi:washing-machine", "color": "#4CAF50"}
 
     # Every event confirmed, and HA accepted every confirm (it answers an error once it has given up on one).
@@ -308,19 +311,19 @@ def test_washer_cycle_through_the_channel_reaches_a_lan_session_and_every_event_
     assert fallbacks(ha) == []
     client.close()
 
-    # Control for the witness: a phone HA can reach only through its push_url (no channel) does produce the
-    # fallback line — so its absence above means something.
-    status, phone = ha.rest("POST", "/api/mobile_app/registrations", {
-        "device_id": "control-phone", "app_id": "io.robbie.HomeAssistant", "app_name": "Home Assistant",
-        "app_version": "2025.4", "device_name": "Control Phone", "manufacturer": "Apple", "model": "iPhone",
-        "os_name": "iOS", "os_version": "18.0", "supports_encryption": False,
-        "app_data": {"push_url": f"http://127.0.0.1:{lanpush.port}/api/sendPushNotification",
-                     "push_token": "fcm:control-phone-token"}})
-    assert status == 201, phone
-    wait_for(lambda: "mobile_app_control_phone" in ha.notify_services(), 10, "notify.mobile_app_control_phone")
-    status, _ = ha.notify("mobile_app_control_phone", message="via push_url")
-    assert status == 200
-    wait_for(lambda: any("Control Phone" in line for line in fallbacks(ha)), 5, "the push_url line in HA's log")
+    # Control for the witness: a phone HA can reach only through its push_url (no channel; a relay of its own) does
+    # produce the fallback line — so its absence above means something.
+    with FakeRelay() as relay:
+        status, phone = ha.rest("POST", "/api/mobile_app/registrations", {
+            "device_id": "control-phone", "app_id": "io.robbie.HomeAssistant", "app_name": "Home Assistant",
+            "app_version": "2025.4", "device_name": "Control Phone", "manufacturer": "Apple", "model": "iPhone",
+            "os_name": "iOS", "os_version": "18.0", "supports_encryption": False,
+            "app_data": {"push_url": relay.ios_url, "push_token": "fcm:control-phone-token"}})
+        assert status == 201, phone
+        wait_for(lambda: "mobile_app_control_phone" in ha.notify_services(), 10, "notify.mobile_app_control_phone")
+        status, _ = ha.notify("mobile_app_control_phone", message="via push_url")
+        assert status == 200
+        wait_for(lambda: any("Control Phone" in line for line in fallbacks(ha)), 5, "the push_url line in HA's log")
     assert not any("Kitchen" in line or "Hall" in line for line in fallbacks(ha))
 
 
@@ -328,7 +331,7 @@ def test_a_device_with_no_lan_session_gets_them_through_the_relay_path_and_they_
     """"Confirmed once stored and either delivered to a LAN session or handed to the relay path": the device's
     client registered its own relay target (a phone's push_token and relay URL) and left."""
     wait_subscribed(lanpush)
-    with FakeRelay() as relay:
+    with FakeRelay(port=RELAY_PORT) as relay:
         client = lanpush.client("kitchen")
         pump_synced(client)
         client.send({"type": "register", "push_token": "fcm:kitchen-phone-token", "push_url": relay.ios_url,
@@ -614,7 +617,9 @@ def test_a_device_away_falls_back_through_the_companion_apps_notify_action_and_t
             assert start.body["title"] == "Washing Machine" and start.body["message"] == "Cycle started"
             assert start.body["data"]["tag"] == "washer_cycle" and start.body["data"]["progress_max"] == 3600
             assert start.answer_status == 201
-            assert device_json(lanpush, "pocket")["relay"]["shown"] == ["washer_cycle"]
+            # HA answers lanpush once its relay has answered HA.
+            wait_for(lambda: device_json(lanpush, "pocket").get("relay", {}).get("shown") == ["washer_cycle"], 5,
+                     "the start shown through the fallback")
 
             back = lanpush.client("pocket")
             pump_synced(back)
@@ -624,7 +629,7 @@ def test_a_device_away_falls_back_through_the_companion_apps_notify_action_and_t
             assert end.body["push_token"] == "fcm:pocket-companion"
             # The companion app ends the activity with that tag (its clear_notification command).
             assert end.sent["apns"]["payload"]["homeassistant"] == {"command": "clear_notification", "tag": "washer_cycle"}
-            wait_for(lambda: "shown" not in device_json(lanpush, "pocket")["relay"], 5, "nothing shown by the relay path")
+            wait_for(lambda: "shown" not in device_json(lanpush, "pocket").get("relay", {}), 5, "nothing shown by the relay path")
             back.close()
         finally:
             lanpush.request("DELETE", "/v1/devices/pocket", headers=lanpush.admin_headers())
