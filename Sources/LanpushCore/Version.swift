@@ -1,1 +1,1 @@
-public enum LanpushVersion { public static let current = "0.2.0" }
+public enum LanpushVersion { public static let current = "0.3.0" }

@@ -392,4 +392,26 @@ import Testing
         #expect(end.body["live_activity_token"] == endsBy.map(JSONValue.string))
         #expect(end.body["data"]?["event"] == (endsBy == nil ? nil : "end"))
     }
+
+    /// An activity that is the LAN client's own — it reported the activity's token, before the relay updated it or
+    /// once back — is left to the client at the hand-back: ending it would take it off the client's own Lock Screen.
+    @Test(arguments: [true, false])
+    func theHandBackLeavesTheClientsOwnActivityAlone(reportedBefore: Bool) throws {
+        let gw = try TestGateway()
+        let s = gw.connect("phone")
+        s.register("tok-phone")
+        s.send(["type": "push_to_start_token", "token": "pts-1"])
+        if reportedBefore { s.send(["type": "live_activity_token", "tag": "ev", "token": "la-ev"]) }
+        s.close()
+        gw.push(Payload.liveUpdate(["phone"], tag: "ev", message: "Charging"))
+        let sent = try #require(gw.relayed("ev").first)
+        #expect(sent.body["live_activity_token"] == (reportedBefore ? "la-ev" : "pts-1"))
+        let back = gw.connect("phone")
+        if !reportedBefore { back.send(["type": "live_activity_token", "tag": "ev", "token": "la-ev"]) }
+        back.read()
+        back.ack()
+        gw.advance(by: 31)
+        #expect(gw.relayed("ev").count == 1, "nothing ended: the client shows it")
+        #expect(gw.device("phone")?["relay"]?["shown"] == nil)
+    }
 }

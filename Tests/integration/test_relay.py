@@ -135,6 +135,84 @@ def test_403_marks_the_token_invalid(gateway, relay):
     assert len(relay.requests) == 1
 
 
+def relay_status(gw, device="phone"):
+    return next(d for d in gw.get("/v1/devices")[1]["devices"] if d["id"] == device).get("relay", {})
+
+
+def test_a_dead_token_is_reported_and_never_retried(gateway, relay):
+    """FCM's "not registered" comes back from HA's relay as 500 InvalidToken (functions/handlers.js, handleError):
+    the token is dead, not the relay down. One request, then nothing more until a client registers again."""
+    gw = make(gateway, relay)
+    gone_device(gw, relay).close()
+    gw.wait_disconnected()
+    relay.unregister("fcm:tok-phone")
+    gw.relay("fcm:tok-phone", **WASHER_START)
+    got = relay.wait_for(1, answered=True)[0]
+    assert got.answer_status == 500 and got.answer["errorType"] == "InvalidToken"
+    deadline = time.time() + 5
+    while not relay_status(gw).get("token_invalid") and time.time() < deadline:
+        time.sleep(0.05)
+    status = relay_status(gw)
+    assert status["token_invalid"] is True and "InvalidToken" in status["token_invalid_reason"]
+    gw.relay("fcm:tok-phone", message="Door", data={"tag": "door"})
+    gw.relay("fcm:tok-phone", title="Washing Machine", message="Rinsing", data={"tag": "washer_cycle", "live_update": True})
+    time.sleep(3)
+    assert len(relay.requests) == 1, [r.body for r in relay.requests]
+    assert gw.metric("lanpush_relay_dropped_total") >= 1  # what was queued for it; later changes wait for the LAN
+    assert "relay refused the device's push token" in gw.logtext()
+    # The app registered again (a new FCM token): the path works again.
+    c = gw.client("phone")
+    c.send({"type": "register", "push_token": "fcm:tok-phone-2", "push_url": relay.ios_url,
+            "registration_info": {"app_id": "io.robbie.HomeAssistant", "webhook_id": "hook-1"}})
+    assert c.pump(lambda c: any(f["type"] == "registered" for f in c.frames))
+    c.close()
+    gw.wait_disconnected()
+    gw.relay("fcm:tok-phone-2", message="Back", data={"tag": "back"})
+    assert relay.wait_for(2, answered=True)[1].answer_status == 201
+    assert not relay_status(gw).get("token_invalid")
+
+
+def test_a_payload_too_large_drops_that_item_and_the_next_goes_at_once(gateway, relay):
+    gw = make(gateway, relay)
+    gone_device(gw, relay).close()
+    gw.wait_disconnected()
+    huge = "x" * 5000  # past APNs' 4 KB: FCM refuses it, the relay answers 500 PayloadTooLarge
+    assert gw.relay("fcm:tok-phone", message=huge)[0] == 202
+    first = relay.wait_for(1, answered=True)[0]
+    assert first.answer["errorType"] == "PayloadTooLarge"
+    assert gw.relay("fcm:tok-phone", message="small")[0] == 202
+    second = relay.wait_for(2, answered=True)[1]
+    assert second.answer_status == 201 and second.body["message"] == "small" and second.at - first.at < 2
+    time.sleep(1.5)
+    assert len(relay.requests) == 2, "the refused item is never sent again"
+    assert not relay_status(gw).get("token_invalid")
+
+
+def test_the_hand_back_ends_what_the_relay_started_on_the_phone(gateway, relay):
+    """While the phone was away the relay started its activity; once a LAN session has stayed relay.hand_back_after,
+    the relay path ends it there — not left frozen on the Lock Screen until iOS drops it."""
+    gw = make(gateway, relay, hand_back_after=1)
+    c = gone_device(gw, relay)
+    c.send({"type": "push_to_start_token", "token": "pts-phone"})
+    c.close()
+    gw.wait_disconnected()
+    gw.relay("fcm:tok-phone", **WASHER_START)
+    start = relay.wait_for(1, answered=True)[0]
+    assert start.sent["apns"]["payload"]["aps"]["event"] == "start" and start.body["live_activity_token"] == "pts-phone"
+    back = gw.client("phone")
+    assert back.pump(lambda c: "washer_cycle" in c.activities)
+    end = relay.wait_for(2, timeout=6, answered=True)[1]
+    assert end.at - start.at >= 1.0
+    # No activity token was reported for it: the companion app's clear_notification command, which ends the
+    # activity with that tag (home-assistant/iOS HandlerClearNotification).
+    assert end.body["message"] == "clear_notification" and end.body["data"] == {"tag": "washer_cycle"}
+    assert end.sent["apns"]["payload"]["homeassistant"] == {"command": "clear_notification", "tag": "washer_cycle"}
+    assert "shown" not in relay_status(gw)
+    back.pump(timeout=0.5)
+    assert back.activities["washer_cycle"]["phase"] == "active", "the LAN client keeps showing it"
+    back.close()
+
+
 def test_unknown_push_token_is_proxied_to_the_upstream_paced(gateway, relay):
     gw = make(gateway, relay, proxy_unknown_tokens=True)
     status, body = gw.request("POST", "/api/sendPush/android/v1", {

@@ -145,6 +145,9 @@ extension RelayHandOver {
         let wasShown = device.relay.shown.contains(tag)
         switch item.kind {
         case .start:
+            // The client's own activity (it reported the token the start was addressed by) is the client's to show
+            // and end: the relay path only updated it.
+            guard device.relay.activityToken(tag, now: clock()) == nil else { break }
             device.relay.shown.insert(tag)
             if device.isConnected, device.relay.handBackAt == nil { device.relay.handBackAt = clock() + config.handBackAfter }
         case .end: device.relay.shown.remove(tag)

@@ -201,6 +201,12 @@ final class RelayHandOver {
         guard let at = device.relay.handBackAt, at <= now else { return }
         device.relay.handBackAt = nil
         guard device.isConnected, !device.relay.shown.isEmpty else { return }
+        // A tag whose activity token the client reported since is the client's own now: left to it.
+        for tag in device.relay.shown where device.relay.activityToken(tag, now: now) != nil {
+            device.relay.shown.remove(tag)
+            journal.record(device: device)
+        }
+        guard !device.relay.shown.isEmpty else { return }
         logger.info("device back on the LAN: its relay activities are ended on the phone", metadata: [
             "device": "\(device.id)", "tags": "\(device.relay.shown.sorted().joined(separator: ","))",
         ])
