@@ -67,11 +67,11 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("coalesce (ledger apply + note + next, acked)") { benchmark in
         var ledger = DeviceLedger(deviceId: "phone", epoch: "e")
         var (coalescer, _) = Coalescer.subscribe(ledger: ledger, resume: nil, window: 32)
-        _ = coalescer.next(ledger: &ledger, now: now)  // the snapshot
+        _ = coalescer.next(ledger: ledger, now: now)  // the snapshot
         benchmark.startMeasurement()
         for i in benchmark.scaledIterations {
             for change in ledger.apply(commands[i & 255], now: now) { coalescer.note(change) }
-            if let event = coalescer.next(ledger: &ledger, now: now) {
+            if let event = coalescer.next(ledger: ledger, now: now).event {
                 coalescer.acknowledge(event.seq)
                 blackHole(event)
             }
@@ -93,12 +93,12 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("per update (body → frame bytes, one session)") { benchmark in
         var ledger = DeviceLedger(deviceId: "phone", epoch: "e")
         var (coalescer, _) = Coalescer.subscribe(ledger: ledger, resume: nil, window: 32)
-        _ = coalescer.next(ledger: &ledger, now: now)
+        _ = coalescer.next(ledger: ledger, now: now)
         benchmark.startMeasurement()
         for i in benchmark.scaledIterations {
             let command = try decode(bodies[i & 255])
             for change in ledger.apply(command, now: now) { coalescer.note(change) }
-            if let event = coalescer.next(ledger: &ledger, now: now) {
+            if let event = coalescer.next(ledger: ledger, now: now).event {
                 blackHole(event.json.serializedBytes())
                 coalescer.acknowledge(event.seq)
             }

@@ -238,6 +238,21 @@ import Testing
         #expect(start == .snapshot)
     }
 
+    /// `next` only reads the ledger: the point a frame made unsafe comes back with it, for the caller to mark.
+    @Test func theUnsafeResumePointComesBackWithItsFrame() {
+        var h = Harness(window: 1)
+        h.read()
+        h.apply(live("a", ["message": "1"]))
+        h.apply(live("b", ["message": "1"]))
+        h.apply(live("a", ["message": "2"]))
+        let next = h.coalescer.next(ledger: h.ledger, now: h.now)
+        #expect(next.event?.seq == 2)
+        #expect(next.unsafeResumePoints == [2])
+        #expect(h.ledger.history.unsafeCount == 0)
+        for seq in next.unsafeResumePoints { h.ledger.markUnsafeResumePoint(seq) }
+        #expect(Coalescer.subscribe(ledger: h.ledger, resume: (epoch: "e1", seq: 2), window: 8).1 == .snapshot)
+    }
+
     /// The coalescer's contract, for any interleaving of updates, ends, notifications, time, reads, acks and
     /// reconnects: frames arrive in increasing seq, nothing of an activity follows its end, memory is
     /// O(tags), and after a final drain the client holds exactly the ledger's current state.

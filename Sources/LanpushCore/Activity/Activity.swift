@@ -31,16 +31,18 @@ public struct Activity: Sendable, Hashable {
     private final class Box: @unchecked Sendable {
         var fields: Fields
         var relayBody: DeferredJSON?
-        init(_ fields: Fields, relayBody: DeferredJSON? = nil) {
+        var stateID: UInt64
+        init(_ fields: Fields, relayBody: DeferredJSON? = nil, stateID: UInt64 = 0) {
             self.fields = fields
             self.relayBody = relayBody
+            self.stateID = stateID
         }
     }
 
     private var box: Box
 
     private mutating func makeBoxUnique() {
-        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields, relayBody: box.relayBody) }
+        if !isKnownUniquelyReferenced(&box) { box = Box(box.fields, relayBody: box.relayBody, stateID: box.stateID) }
     }
 
     private var fields: Fields {
@@ -82,13 +84,18 @@ public struct Activity: Sendable, Hashable {
         get { box.fields.state }
         set { replaceState(newValue, bytes: JSONWriter.count(.object(newValue))) }
     }
+    /// The request whose state this is (`LiveUpdate.stateID`), or 0 for a state no request stamped (restored from
+    /// the store, or set here directly). Not part of the activity's value, like the relay body.
+    public var stateID: UInt64 { box.stateID }
     /// The state's size as JSON (what the resume history weighs the view it keeps by), kept with it so a change
     /// does not walk the state it replaces.
     public var stateBytes: Int { box.fields.stateBytes }
 
-    /// Sets the state with its size already counted (a live update counts it once for all the devices it goes to).
-    public mutating func replaceState(_ state: ContentState, bytes: Int) {
+    /// Sets the state with its size already counted (a live update counts it once for all the devices it goes to)
+    /// and the id of the request it came from (0: none).
+    public mutating func replaceState(_ state: ContentState, bytes: Int, id: UInt64 = 0) {
         fields.replaceState(state, bytes: bytes)
+        box.stateID = id
     }
     public var phase: ActivityPhase {
         get { box.fields.phase }
@@ -127,14 +134,14 @@ public struct Activity: Sendable, Hashable {
     public init(
         generation: UInt64, attributes: ActivityAttributes, state: ContentState, phase: ActivityPhase = .active,
         staleDate: Double? = nil, relevanceScore: Double? = nil, endedAt: Double? = nil,
-        dismissalDate: Double? = nil, updatedAt: Double, lastSeq: UInt64, stateBytes: Int? = nil
+        dismissalDate: Double? = nil, updatedAt: Double, lastSeq: UInt64, stateBytes: Int? = nil, stateID: UInt64 = 0
     ) {
         box = Box(
             Fields(
                 generation: generation, attributes: attributes, state: state,
                 stateBytes: stateBytes ?? JSONWriter.count(.object(state)), phase: phase, staleDate: staleDate,
                 relevanceScore: relevanceScore, endedAt: endedAt, dismissalDate: dismissalDate, updatedAt: updatedAt,
-                lastSeq: lastSeq))
+                lastSeq: lastSeq), stateID: stateID)
     }
 
     /// Which box holds the fields: the same one after an in-place change.
@@ -149,7 +156,7 @@ public struct Activity: Sendable, Hashable {
     public var view: ClientView {
         ClientView(
             generation: generation, state: state, phase: phase, staleDate: staleDate,
-            relevanceScore: relevanceScore, dismissalDate: dismissalDate)
+            relevanceScore: relevanceScore, dismissalDate: dismissalDate, stateID: stateID)
     }
 
     /// What a client can still hold of it: nothing once it is dismissed.
@@ -177,4 +184,21 @@ public struct ClientView: Sendable, Hashable {
     public var staleDate: Double?
     public var relevanceScore: Double?
     public var dismissalDate: Double?
+    /// `Activity.stateID` of `state`: what the loop's `PatchMemo` knows the state by. Not part of the view's value
+    /// (a state restored from the store equals the one stamped before the restart).
+    public var stateID: UInt64 = 0
+
+    public static func == (a: ClientView, b: ClientView) -> Bool {
+        a.generation == b.generation && a.phase == b.phase && a.staleDate == b.staleDate
+            && a.relevanceScore == b.relevanceScore && a.dismissalDate == b.dismissalDate && a.state == b.state
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(generation)
+        hasher.combine(state)
+        hasher.combine(phase)
+        hasher.combine(staleDate)
+        hasher.combine(relevanceScore)
+        hasher.combine(dismissalDate)
+    }
 }

@@ -23,13 +23,14 @@ public enum Lifecycle {
             tag: update.tag, title: update.title ?? "", startedAt: now, webhookId: webhookId)
         var activity = Activity(
             generation: seq, attributes: attributes, state: update.state, staleDate: update.staleDate,
-            relevanceScore: update.relevanceScore, updatedAt: now, lastSeq: seq, stateBytes: update.stateBytes)
+            relevanceScore: update.relevanceScore, updatedAt: now, lastSeq: seq, stateBytes: update.stateBytes,
+            stateID: update.stateID)
         if let stale = update.staleDate, stale <= now { activity.phase = .stale }
         return activity
     }
 
     private static func replaceContent(of activity: inout Activity, with update: LiveUpdate, seq: UInt64, now: Double) {
-        activity.replaceState(update.state, bytes: update.stateBytes)
+        activity.replaceState(update.state, bytes: update.stateBytes, id: update.stateID)
         // ActivityKit's `ActivityContent`: every update carries its own stale date, and one without has none.
         // So an update of a stale activity makes it active again unless its own date has passed too.
         activity.staleDate = update.staleDate

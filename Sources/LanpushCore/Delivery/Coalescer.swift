@@ -99,27 +99,18 @@ public struct Coalescer: Sendable {
 
     /// `note(_:)` for each of `changes`; returns how many merged.
     public mutating func note(_ changes: [Change]) -> Int {
-        changes.withUnsafeBufferPointer { buffer in
-            var merged = 0
-            for i in buffer.indices where note(at: buffer.baseAddress! + i) { merged += 1 }
-            return merged
-        }
+        var merged = 0
+        for change in changes where note(change) { merged += 1 }
+        return merged
     }
 
-    /// Tells the session about an accepted change of its device. Returns true when the change merged into
-    /// one still waiting to be sent (a coalesced update).
+    /// Tells the session about an accepted change of its device (every session of every device an update goes to
+    /// comes here). Returns true when the change merged into one still waiting to be sent (a coalesced update).
     @discardableResult
     public mutating func note(_ change: Change) -> Bool {
-        withUnsafePointer(to: change) { note(at: $0) }
-    }
-
-    /// Every session of every device an update goes to comes here. The change is read in place, field by field: a
-    /// change passed by value was copied first (its view retained and released) for each call, whether from an array
-    /// or a buffer, since the call writes to memory the compiler cannot tell apart from the change's.
-    private mutating func note(at change: UnsafePointer<Change>) -> Bool {
-        guard change.pointee.kind.isSlot, let tag = change.pointee.tag else { return false }  // notifications are read from the ledger
-        let seq = change.pointee.seq
-        let silent = change.pointee.kind == .update && change.pointee.silent
+        guard change.kind.isSlot, let tag = change.tag else { return false }  // notifications are read from the ledger
+        let seq = change.seq
+        let silent = change.kind == .update && change.silent
         // By index: each hash of the tag counts.
         let slot = pending.index(forKey: tag)
         let orderSlot = orderBase + order.count
@@ -133,9 +124,9 @@ public struct Coalescer: Sendable {
         } else {
             // In step with the ledger until now: the client holds what the tag was before this change.
             pending[tag] = Pending(
-                newest: seq, oldest: seq, allSilent: silent, held: change.pointee.before, orderSlot: orderSlot)
+                newest: seq, oldest: seq, allSilent: silent, held: change.before, orderSlot: orderSlot)
         }
-        if change.pointee.alert != nil { alerts[tag] = change.pointee.alert }
+        if change.alert != nil { alerts[tag] = change.alert }
         order.append((seq, tag))
         // A slow reader never drains `order`; rebuild it before dead entries outnumber live ones, so memory
         // stays proportional to the number of tags, not to the number of updates.
@@ -199,17 +190,22 @@ public struct Coalescer: Sendable {
         lastSentSeq = max(lastSentSeq, seq)
     }
 
-    /// The next frame to send, if the session has credit and anything is due. Call until `nil`.
-    /// `ledger` is `inout` only to record unsafe resume points; `patches`, the loop's memo, shares one patch among
-    /// the sessions a change fans out to.
-    public mutating func next(ledger: inout DeviceLedger, now: Double, patches: PatchMemo? = nil) -> OutboundEvent? {
+    /// The next frame to send, if the session has credit and anything is due (call until the event is `nil`), and
+    /// the seqs this call made unsafe to resume from: a frame that overtook older changes of other tags, so "I have
+    /// that seq" no longer means "I have everything up to it". The caller marks them in the device's ledger
+    /// (`DeviceLedger.markUnsafeResumePoint`), which the coalescer only reads; a resume from one gets a snapshot.
+    /// `patches`, the loop's memo, shares one patch among the sessions a change fans out to.
+    public mutating func next(
+        ledger: DeviceLedger, now: Double, patches: PatchMemo? = nil
+    ) -> (event: OutboundEvent?, unsafeResumePoints: [UInt64]) {
         if let newest = ledger.droppedNotificationSeqs.last, newest > max(droppedReported, notificationCursor) {
             let from = max(droppedReported, notificationCursor)
             droppedReported = newest
             if let missed = ledger.droppedNotifications(after: from) {
-                return .notificationsDropped(count: missed.count, through: missed.through)
+                return (.notificationsDropped(count: missed.count, through: missed.through), [])
             }
         }
+        var unsafe: [UInt64] = []
         while hasCredit {
             let note = ledger.notifications.first { $0.seq > notificationCursor }
             if let frame = snapshot {
@@ -217,43 +213,43 @@ public struct Coalescer: Sendable {
                 // cumulative ack never covers a notification the client was not sent.
                 if let note, note.seq <= frame.seq {
                     // The client does not hold the activities as of this seq until the snapshot arrives.
-                    ledger.markUnsafeResumePoint(note.seq)
+                    unsafe.append(note.seq)
                     notificationCursor = note.seq
                     sent(note.seq, now: now)
-                    return note.event
+                    return (note.event, unsafe)
                 }
                 // Not in flight: it needs no ack (a quiet device's client that acks only events is never
                 // closed for it), though an ack of its seq is still taken.
                 snapshot = nil
                 lastSentSeq = max(lastSentSeq, frame.seq)
-                return frame
+                return (frame, unsafe)
             }
             let slot = peekSlot()
             if let note, slot.map({ note.seq < $0.key }) ?? true {
-                if pending.values.contains(where: { $0.oldest < note.seq }) { ledger.markUnsafeResumePoint(note.seq) }
+                if pending.values.contains(where: { $0.oldest < note.seq }) { unsafe.append(note.seq) }
                 notificationCursor = note.seq
                 sent(note.seq, now: now)
-                return note.event
+                return (note.event, unsafe)
             }
             guard let (key, tag, index) = slot else {
                 compactOrder()
-                return nil
+                return (nil, unsafe)
             }
             orderHead += 1
             let p = pending.remove(at: index).value
             // A merged frame overtaking older pending changes of other tags: "I have `key`" no longer means
             // "I have everything up to `key`", so a resume from it must be a snapshot.
-            if pending.values.contains(where: { $0.oldest < key }) { ledger.markUnsafeResumePoint(key) }
+            if pending.values.contains(where: { $0.oldest < key }) { unsafe.append(key) }
             let alert = alerts.isEmpty ? nil : alerts.removeValue(forKey: tag)
             if let frame = emit(
                 tag: tag, key: key, pending: p, alert: alert, want: ledger.activities[tag], patches: patches)
             {
                 sent(key, now: now)
-                return frame
+                return (frame, unsafe)
             }
             // Nothing to send for this slot (e.g. an activity that came and went unseen): next one.
         }
-        return nil
+        return (nil, unsafe)
     }
 
     /// The seq of a `synced` frame once it is due: every change up to the subscribe-time seq has been sent. Takes
@@ -307,8 +303,8 @@ public struct Coalescer: Sendable {
     private func emit(
         tag: String, key: UInt64, pending p: Pending, alert: ActivityAlert?, want: Activity?, patches: PatchMemo?
     ) -> OutboundEvent? {
-        func diff(_ from: ContentState, _ to: ContentState) -> [String: JSONValue] {
-            patches?.diff(from: from, to: to) ?? MergePatch.diff(from: from, to: to)
+        func diff(_ from: ClientView, _ to: ClientView) -> [String: JSONValue] {
+            patches?.diff(from: from, to: to) ?? MergePatch.diff(from: from.state, to: to.state)
         }
         let has = p.held
         guard let want, want.phase != .dismissed else {
@@ -316,7 +312,7 @@ public struct Coalescer: Sendable {
             if let want, want.generation == has.generation, has.phase.isLive {
                 // Ended and dismissed at once: one end frame with the final state, marked dismissed.
                 return .end(
-                    seq: key, tag: tag, patch: diff(has.state, want.state), view: want.view,
+                    seq: key, tag: tag, patch: diff(has, want.view), view: want.view,
                     staleDateRemoved: has.staleDate != nil && want.view.staleDate == nil)
             }
             return .lifecycle(seq: key, tag: tag, phase: .dismissed)
@@ -330,13 +326,13 @@ public struct Coalescer: Sendable {
         if want.phase == .ended, has.phase != .ended || has.dismissalDate != target.dismissalDate {
             // The second case: an ended activity given a new dismissal; the patch is empty.
             return .end(
-                seq: key, tag: tag, patch: diff(has.state, target.state), view: target,
+                seq: key, tag: tag, patch: diff(has, target), view: target,
                 staleDateRemoved: has.staleDate != nil && target.staleDate == nil)
         }
         if want.phase.isLive {
             // The patch is empty exactly when the two states are equal, and the sessions of a fan-out share it
             // (`PatchMemo`): comparing the states first walked both once more for every session.
-            let patch = diff(has.state, target.state)
+            let patch = diff(has, target)
             if !patch.isEmpty || has.staleDate != target.staleDate || has.relevanceScore != target.relevanceScore
                 || alert != nil
             {

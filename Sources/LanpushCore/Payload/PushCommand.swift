@@ -34,11 +34,18 @@ public struct LiveUpdate: Sendable, Hashable {
     /// Only used when this update starts an activity: the title is static.
     public var title: String?
     public var state: ContentState {
-        didSet { stateBytes = JSONWriter.count(.object(state)) }
+        didSet {
+            stateBytes = JSONWriter.count(.object(state))
+            stateID = 0
+        }
     }
     /// The state's size as JSON, counted once here: the update goes to every device it targets, and each device's
     /// resume history weighs the state it replaces by it.
     public private(set) var stateBytes: Int
+    /// Names this state for the loop's `PatchMemo`: stamped once per accepted request (`PushCommand.stamp`), from a
+    /// counter that never repeats while the process runs, so one id is one state's contents; 0 until stamped, and
+    /// again once the state is changed.
+    public fileprivate(set) var stateID: UInt64 = 0
     public var silent: Bool
     public var alert: ActivityAlert?
     /// Unix seconds. Every update carries its own (as ActivityKit's `ActivityContent` does): none means none.
@@ -171,5 +178,13 @@ public enum PushCommand: Sendable, Hashable {
         case .notification(let n): return n.tag
         case .command: return nil
         }
+    }
+
+    /// Stamps a live update's state as the accepted request's (`LiveUpdate.stateID`; `id` > 0, never used before);
+    /// the other commands carry no state.
+    public mutating func stamp(stateID id: UInt64) {
+        guard case .liveUpdate(var update) = self else { return }
+        update.stateID = id
+        self = .liveUpdate(update)
     }
 }

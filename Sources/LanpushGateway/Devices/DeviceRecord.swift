@@ -18,15 +18,7 @@ final class DeviceRecord {
     let source: Source
     /// SHA-256 of the token its clients authenticate with (`DeviceToken`).
     var tokenHash: String
-    // Every change, frame and ack reaches the ledger through here, and a frame takes it inout inside the session's
-    // inout access to its coalescer: the runtime's check that no two accesses overlap was ~5 % of a fan-out's
-    // instructions with `StreamSession.coalescers`'s. Both are touched on the loop thread only, each access in one
-    // statement or one closure; debug builds (the tests) keep the check.
-    #if DEBUG
-        var ledger: DeviceLedger
-    #else
-        @exclusivity(unchecked) var ledger: DeviceLedger
-    #endif
+    var ledger: DeviceLedger
     /// Its resume history's bytes as last counted into the directory's budget.
     var countedHistoryBytes = 0
     /// Device sessions, authenticated (observers are not here: they never make a device count as connected).
@@ -57,6 +49,12 @@ final class DeviceRecord {
         self.source = source
         self.tokenHash = tokenHash
         self.ledger = ledger
+    }
+
+    /// The resume points a session's frames made unsafe (`Coalescer.next`); nearly always none, and then the ledger
+    /// is not touched.
+    func markUnsafeResumePoints(_ seqs: [UInt64]) {
+        for seq in seqs { ledger.markUnsafeResumePoint(seq) }
     }
 
     /// Reachable on the LAN: a subscribed session receives what is accepted for it, and nothing goes to the relay.

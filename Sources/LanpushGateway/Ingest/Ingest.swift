@@ -98,6 +98,8 @@ final class Ingest {
             }
             recentConfirmIds[key] = now
         }
+        stampedStates += 1
+        let request = request.stamped(stateID: stampedStates)
         let outcome = apply(request, now: now)
         // Refused everywhere (it needed relay credentials the device lacks): nothing was done, so a re-post of the same
         // id — HA's to the push_url, once the client registered — is a new attempt, not a duplicate to answer 201.
@@ -107,6 +109,9 @@ final class Ingest {
         }
         return outcome
     }
+
+    /// The last state id stamped on a request (`IngestRequest.stamped`).
+    private var stampedStates: UInt64 = 0
 
     /// Confirm ids remembered at most (HA sends a few a minute; a flood of made-up ones cannot grow the table).
     static let maxConfirmIds = 4096

@@ -15,12 +15,20 @@ struct IngestRequest {
 
     let source: Source
     let message: NotifyMessage
-    let accepted: AcceptedPush
+    private(set) var accepted: AcceptedPush
     /// HA's `hass_confirm_id`: the de-duplication key (HA re-posts an unconfirmed local-push event to the push_url).
     let confirmId: String?
     let acceptedAt: Double
 
     var command: PushCommand { accepted.command }
+
+    /// The request with its live update's state named for the loop's patch memo (`LiveUpdate.stateID`): one id per
+    /// accepted request.
+    func stamped(stateID id: UInt64) -> IngestRequest {
+        var request = self
+        request.accepted.command.stamp(stateID: id)
+        return request
+    }
 
     /// HA's relay body, read as leniently as HA's relay and apps read it (`LenientPayload`): only a missing
     /// push_token is refused, reported as field `push_token`, rule `required` (the relay answers it 403).

@@ -61,7 +61,9 @@ struct SessionWriter {
             guard let device else { return nil }
             let version = session.version
             let due = session.withCoalescer(id) { coalescer -> Due? in
-                if let event = coalescer.next(ledger: &device.ledger, now: now, patches: patches) {
+                let (event, unsafe) = coalescer.next(ledger: device.ledger, now: now, patches: patches)
+                device.markUnsafeResumePoints(unsafe)
+                if let event {
                     return .event(frames.encode(event, version), firstInFlight: coalescer.unacknowledged == 1)
                 }
                 return coalescer.takeSynced(queued: device.ledger.notifications).map(Due.synced)
@@ -79,7 +81,8 @@ struct SessionWriter {
             for id in session.coalescers.keys.sorted() {
                 guard let device = directory[id],
                     let (event, synced) = session.withCoalescer(id, { coalescer -> (OutboundEvent?, UInt64?) in
-                        let event = coalescer.next(ledger: &device.ledger, now: now, patches: patches)
+                        let (event, unsafe) = coalescer.next(ledger: device.ledger, now: now, patches: patches)
+                        device.markUnsafeResumePoints(unsafe)
                         if let event { coalescer.acknowledge(event.seq) }  // observers never ack for a device
                         return (event, event == nil ? coalescer.takeSynced(queued: device.ledger.notifications) : nil)
                     })

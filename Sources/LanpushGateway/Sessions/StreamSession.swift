@@ -24,12 +24,7 @@ final class StreamSession {
     /// Frames that go out ahead of events (auth answers, synced, errors).
     var control: [[UInt8]] = []
     /// Per device: what this session still has to be sent. A device session has one; an observer one per device.
-    // Unchecked in release builds only, as `DeviceRecord.ledger` (the reason is there).
-    #if DEBUG
-        var coalescers: [String: Coalescer] = [:]
-    #else
-        @exclusivity(unchecked) var coalescers: [String: Coalescer] = [:]
-    #endif
+    var coalescers: [String: Coalescer] = [:]
 
     /// Whether this session follows device `id`. Asked on every change and every frame: `coalescers[id] != nil`
     /// would copy the coalescer out of the dictionary (a retain and a release of each of its buffers) to compare it.
