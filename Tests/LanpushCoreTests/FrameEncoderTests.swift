@@ -7,7 +7,7 @@ import Testing
     static let activity = Activity(
         generation: 3, attributes: ActivityAttributes(tag: "washer", title: "Washer", startedAt: 1_800_000_000),
         state: ["message": "Rinsing", "progress": 40, "seq": "not the frame's", "nested": ["seq": 7]],
-        staleDate: 1_800_000_900, updatedAt: 1_800_000_000, lastSeq: 3)
+        staleDate: 1_800_000_900, updatedAt: 1_800_000_000, lastSeq: 3, stateID: 1)
 
     /// The same change for many devices (each its own seq, across digit boundaries and past 2^53), interleaved
     /// with other frames: every frame equals its own encoding, and the repeats were spliced (the notification too,
@@ -36,9 +36,10 @@ import Testing
     /// turn): each is encoded once, and every later session's frame spliced from it.
     @Test func interleavedFramesAreEachEncodedOnce() {
         let states: [ContentState] = (0..<10).map { ["message": .string("step \($0)")] }
-        let views = states.map { state -> ClientView in
+        let views = states.enumerated().map { i, state -> ClientView in
             var view = Self.activity.view
             view.state = state
+            view.stateID = UInt64(100 + i)
             return view
         }
         let encoder = FrameEncoder()
@@ -140,7 +141,8 @@ import Testing
             }
             #expect(encoder.encode(end, .v2) == end.json(.v2).serializedBytes())
         }
-        // The v1 updates follow each other in their slot (6 splices); each v2 update follows a v2 end (none).
-        #expect(encoder.spliced == 6)
+        // Each version keeps its own frame of each kind: the v1 updates, the v2 updates and the v2 ends are each
+        // encoded once and spliced 6 times.
+        #expect(encoder.spliced == 18)
     }
 }

@@ -3,10 +3,11 @@
 /// next one that differs only in its seq is spliced from them instead of built and encoded again.
 ///
 /// Equal events encode to equal bytes (sorted keys), so a splice is byte for byte what the encoding would be.
-/// Frames are kept per protocol version (sessions of both versions may follow the same devices) and per the storage of
-/// the event's state and patch (``StorageIdentity``): at saturation a session is written many tags in one turn and
-/// the next session the same tags in the same order, so keeping only the last frame missed at every frame. A kept
-/// frame is used only if the event equals it but for the seq; past ``capacity`` frames the table starts again empty.
+/// Frames are kept per protocol version (sessions of both versions may follow the same devices), per kind of event and
+/// per the id of the event's state (`ClientView.stateID`): at saturation a session is written many tags in one turn
+/// and the next session the same tags in the same order, so keeping only the last frame missed at every frame. The key
+/// only finds a candidate: a kept frame is used only if the event equals it but for the seq. Past ``capacity`` frames
+/// the table starts again empty.
 /// Not thread-safe: one per loop.
 public final class FrameEncoder {
     /// An event encoded in one version, its bytes and where its seq's digits are. A class: read from the table
@@ -50,8 +51,8 @@ public final class FrameEncoder {
     }
 
     public static let capacity = 128
-    /// Per protocol version, by the storages of the event's state and patch.
-    private var kept: [[StoragePair: Kept]] = Array(repeating: [:], count: ProtocolVersion.allCases.count)
+    /// Per protocol version, by the event's kind and state.
+    private var kept: [[FrameKey: Kept]] = Array(repeating: [:], count: ProtocolVersion.allCases.count)
     /// Frames spliced rather than encoded (for tests and benchmarks).
     public private(set) var spliced = 0
 
@@ -59,7 +60,7 @@ public final class FrameEncoder {
 
     public func encode(_ event: OutboundEvent, _ version: ProtocolVersion = .v1) -> [UInt8] {
         guard let seq = event.spliceableSeq else { return event.json(version).serializedBytes() }
-        let key = event.storagePair
+        let key = event.frameKey
         let v = version.slot
         // Below 2^53 a seq is written as its digits; above, as the number's shortest double text (never spliced).
         if seq < 9_007_199_254_740_992, let frame = kept[v][key], frame.isFrame(of: event) {
@@ -101,17 +102,14 @@ extension ProtocolVersion {
 }
 
 extension OutboundEvent {
-    /// What the encoder keeps the event's frame by: its state's and its patch's storage (0 where it has none, or
-    /// where a dictionary is not one reference). Events that are one frame but for the seq share them when they come
-    /// from one fan-out.
-    var storagePair: StoragePair {
+    /// Where the encoder looks for the event's kept frame: its kind and its state's id (0 where it has none).
+    /// Events that are one frame but for the seq share it when they come from one fan-out.
+    var frameKey: FrameKey {
         switch self {
-        case .start(_, _, _, let view, _):
-            StoragePair(first: StorageIdentity.word(view.state) ?? 0, second: 0)
-        case .update(_, _, let patch, let view, _, _, _), .end(_, _, let patch, let view, _):
-            StoragePair(first: StorageIdentity.word(view.state) ?? 0, second: StorageIdentity.word(patch) ?? 0)
-        case .lifecycle, .notification, .clear, .snapshot, .notificationsDropped:
-            StoragePair(first: 0, second: 0)
+        case .start(_, _, _, let view, _): FrameKey(kind: 1, state: view.stateID)
+        case .update(_, _, _, let view, _, _, _): FrameKey(kind: 2, state: view.stateID)
+        case .end(_, _, _, let view, _): FrameKey(kind: 3, state: view.stateID)
+        case .lifecycle, .notification, .clear, .snapshot, .notificationsDropped: FrameKey(kind: 0, state: 0)
         }
     }
 
@@ -151,4 +149,10 @@ extension OutboundEvent {
             return false
         }
     }
+}
+
+/// An event's kind and state id: where `FrameEncoder` keeps its frame.
+struct FrameKey: Hashable {
+    let kind: UInt8
+    let state: UInt64
 }
