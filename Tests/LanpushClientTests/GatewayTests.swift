@@ -122,6 +122,24 @@ import Testing
         await gw.dispose()
     }
 
+    /// A phone-like keepalive goes in `auth`; the client knows what the gateway granted (held to its bounds).
+    @Test func aLongerKeepaliveIsAskedForAndTheGrantedOneKnown() async throws {
+        let gw = try await gateway()
+        for (asked, granted) in [(120, 120), (3600, 300)] {
+            let h = Harness(gw, "phone") { $0.keepalive = asked }
+            await h.start()
+            try await h.live()
+            #expect(await h.client.keepalive == granted)
+            await h.stop()
+        }
+        let h = Harness(gw, "phone")
+        await h.start()
+        try await h.live()
+        #expect(await h.client.keepalive == 10, "the gateway's session.ping_interval, said in auth_ok")
+        await h.stop()
+        await gw.dispose()
+    }
+
     @Test func aRejectedTokenStopsForGood() async throws {
         let gw = try await gateway()
         let h = Harness(url: gw.streamURL, token: "not-a-token")

@@ -21,7 +21,11 @@ extension LanpushClient {
         case "auth_required":
             var device: String?
             if case .observer(let d) = configuration.role { device = d }
-            await send(ClientFrame.auth(token: configuration.token, observer: configuration.isObserver, device: device), on: s)
+            await send(
+                ClientFrame.auth(
+                    token: configuration.token, observer: configuration.isObserver, device: device,
+                    keepalive: configuration.keepalive),
+                on: s)
         case "auth_ok":
             await authenticated(frame, on: s)
         case "auth_invalid":
@@ -44,6 +48,7 @@ extension LanpushClient {
     private func authenticated(_ frame: ServerFrame, on s: Session) async {
         s.authed = true
         if let id = frame.deviceId { deviceId = id }
+        keepalive = frame["keepalive"]?.numberValue.flatMap { $0 > 0 && $0 <= 86_400 ? Int($0) : nil }
         let observer = configuration.isObserver || frame["role"]?.stringValue == "observer"
         if !configuration.isObserver, let registration = configuration.registration {
             await send(ClientFrame.register(registration), on: s)

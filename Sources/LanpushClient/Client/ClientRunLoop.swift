@@ -145,13 +145,14 @@ extension LanpushClient {
             return true
         }
         guard configuration.keepaliveInterval > 0 else { return true }
+        let interval = max(configuration.keepaliveInterval, 2 * Double(keepalive ?? 0))
         let heard = max(s.lastHeard, s.connection.inbox.lastReceived ?? s.lastHeard)
         if let ping = s.pingSentAt, heard < ping {
             if now - ping > .seconds(configuration.keepaliveTimeout) {
                 await drop(s, reason: "keepalive timeout")
                 return false
             }
-        } else if now - heard > .seconds(configuration.keepaliveInterval) {
+        } else if now - heard > .seconds(interval) {
             s.pingSentAt = now
             try? await s.connection.send(ClientFrame.ping.serialized())
         }

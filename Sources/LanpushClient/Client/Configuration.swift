@@ -29,7 +29,13 @@ public struct LanpushConfiguration: Sendable {
     public var window = 32
     /// No `auth_ok` within this many seconds of connecting: give up on the attempt (a dying gateway never answers).
     public var handshakeTimeout = 5.0
-    /// Quiet this long: send a `ping`; no frame within `keepaliveTimeout` after it: the link is dead. 0 = off.
+    /// Asks the gateway to ping this session every this many seconds instead of its `session.ping_interval` (it
+    /// grants it within `session.keepalive_min` … `keepalive_max`: `LanpushClient.keepalive`). Each ping wakes a
+    /// phone's radio; a vanished client is counted as gone after about this long plus `session.ping_timeout`.
+    /// `nil`: the gateway's interval.
+    public var keepalive: Int?
+    /// Quiet this long: send a `ping`; no frame within `keepaliveTimeout` after it: the link is dead. 0 = off. With a
+    /// longer `keepalive` granted, at least twice that: the client's pings never come more often than the gateway's.
     public var keepaliveInterval = 30.0
     public var keepaliveTimeout = 10.0
     /// Plain notifications held at most.

@@ -24,6 +24,9 @@ public actor LanpushClient {
     public internal(set) var status = ConnectionStatus.offline
     /// The device this client is (from `auth_ok`), once known.
     public internal(set) var deviceId: String?
+    /// The ping interval (seconds) the gateway granted in `auth_ok` (`Configuration.keepalive`); `nil` until then, or
+    /// from a gateway that does not say.
+    public internal(set) var keepalive: Int?
 
     var runTask: Task<Void, Never>?
     var sleepTask: Task<Void, Never>?

@@ -22,8 +22,9 @@ public struct Registration: Sendable, Hashable {
 
 /// The frames a client sends (docs/PROTOCOL.md), built in one place so every sender spells them alike.
 enum ClientFrame {
-    static func auth(token: String, observer: Bool, device: String?) -> JSONValue {
+    static func auth(token: String, observer: Bool, device: String?, keepalive: Int? = nil) -> JSONValue {
         var o: [String: JSONValue] = ["type": "auth", "token": .string(token)]
+        if let keepalive { o["keepalive"] = .number(Double(keepalive)) }
         if observer {
             o["role"] = "observer"
             if let device { o["device"] = .string(device) }

@@ -208,3 +208,17 @@ async def test_a_dismissal_from_the_client_reaches_the_gateway(gateway):
 
 def _fail(detail):
     raise AssertionError(detail)
+
+
+async def test_a_longer_keepalive_is_asked_for_in_auth_and_the_granted_one_is_known(gateway):
+    gw = gateway()
+    async with make_client(gw, keepalive=120) as c:
+        await live(c)
+        assert c.keepalive == 120
+    # Past the gateway's bounds (session.keepalive_max, 300 s by default): what it granted, not what was asked.
+    async with make_client(gw, keepalive=3600) as c:
+        await live(c)
+        assert c.keepalive == 300
+    async with make_client(gw) as c:
+        await live(c)
+        assert c.keepalive == 10  # the gateway's session.ping_interval, said in auth_ok all the same

@@ -61,6 +61,7 @@ class LanpushClient:
         backoff: Optional[Backoff] = None,
         window: int = 32,
         handshake_timeout: float = 5.0,
+        keepalive: Optional[int] = None,
         keepalive_interval: Optional[float] = 30.0,
         keepalive_timeout: Optional[float] = 10.0,
         max_notifications: int = DEFAULT_MAX_NOTIFICATIONS,
@@ -85,7 +86,15 @@ class LanpushClient:
         self.handshake_timeout = handshake_timeout
         self.max_notifications = max_notifications
         self._ssl = pinned_context(fingerprint) if fingerprint is not None else ssl_context
+        if keepalive is not None and (isinstance(keepalive, bool) or not isinstance(keepalive, int) or keepalive <= 0):
+            raise ValueError("keepalive: a whole number of seconds > 0")
+        self.keepalive_request = keepalive
+        # Asked to be pinged less often (a phone's radio wakes for every ping), the client pings the gateway no more
+        # often than every other of the gateway's pings.
+        if keepalive is not None and keepalive_interval is not None:
+            keepalive_interval = max(keepalive_interval, 2.0 * keepalive)
         self._connector = connector or websockets_connector(keepalive_interval, keepalive_timeout)
+        self._keepalive: Optional[int] = None
         self._backoff = backoff or Backoff(random=random)
         self._clock = clock
         self._random = random
@@ -129,6 +138,12 @@ class LanpushClient:
     def device_id(self) -> Optional[str]:
         """The device this client is (from `auth_ok`), once known."""
         return self._device_id
+
+    @property
+    def keepalive(self) -> Optional[int]:
+        """The ping interval (seconds) the gateway granted in `auth_ok`; None until then, or from a gateway that
+        does not say."""
+        return self._keepalive
 
     @property
     def devices(self) -> Mapping[str, DeviceState]:
@@ -345,6 +360,8 @@ class LanpushClient:
             # A connector of the app's own may not offer subprotocols; the version in the auth frame asks for
             # v2 all the same, and a gateway without v2 ignores it.
             auth: Dict[str, Any] = {"type": "auth", "token": self.token, "version": SUBPROTOCOLS[0]}
+            if self.keepalive_request is not None:
+                auth["keepalive"] = self.keepalive_request
             if self._observer:
                 auth["role"] = "observer"
                 if self.device is not None:
@@ -364,6 +381,8 @@ class LanpushClient:
 
     async def _authenticated(self, session: Session, frame: Mapping[str, Any]) -> None:
         session.authed = True
+        granted = frame.get("keepalive")
+        self._keepalive = granted if isinstance(granted, int) and not isinstance(granted, bool) and granted > 0 else None
         if frame.get("device_id"):
             self._device_id = str(frame["device_id"])
         if not self._observer and (self.register is not None or self.supports_live_activities is not None):
